@@ -1,0 +1,489 @@
+// session-conformance adapter for oh-my-pi (@oh-my-pi/pi-coding-agent), run with Bun.
+//
+// Speaks the protocol in conformance/PROTOCOL.md over stdin/stdout:
+//   persistent mode (default): hello, one response per request, exit 0 on bye;
+//   --one-shot: read one request, answer it, exit.
+//
+// Which copy of the library is driven:
+//   OMP_PKG_DIR = absolute path of an installed `@oh-my-pi/pi-coding-agent` package directory.
+//   Default: <this folder>/node_modules/@oh-my-pi/pi-coding-agent (13.19.0, the `omp` profile).
+//   ../omp-18/run.sh points it at 18.2.3 and reuses this file unchanged.
+//
+// Per-request environment (see README.md, "Home and agent directory"):
+//   - process.env.HOME = <dir>/home (created), and the library's project dir / process cwd = <dir>
+//     (pi-utils `setProjectDir`, which also does process.chdir);
+//   - Bun caches os.homedir() at process start and pi-utils caches its DirResolver at import time,
+//     so setting HOME alone does not move `~/.omp/agent`. We therefore also call pi-utils
+//     `setAgentDir(<dir>/home/.omp/agent)` before every request: blobs, terminal breadcrumbs and
+//     custom-session-file registries then land under <dir>/home/.omp/agent, as the protocol wants.
+//   - Config-root files (`~/.omp/logs/...`) still follow the process-start HOME, which run.sh sets to a
+//     throwaway directory; they never land in the case directory.
+
+import * as fs from "node:fs";
+import * as path from "node:path";
+
+// ---------------------------------------------------------------------------------------------
+// Environment hygiene, before the library is imported (pi-utils reads these at import time).
+// ---------------------------------------------------------------------------------------------
+for (const key of [
+	"PI_CODING_AGENT_DIR",
+	"PI_CONFIG_DIR",
+	"OMP_PROFILE",
+	"PI_PROFILE",
+	"XDG_DATA_HOME",
+	"XDG_STATE_HOME",
+	"XDG_CACHE_HOME",
+	// Terminal identity: with one of these set the library writes a terminal breadcrumb file whose
+	// name depends on the runner's terminal, which would make case output machine-dependent.
+	"TMUX_PANE",
+	"KITTY_WINDOW_ID",
+	"TERM_SESSION_ID",
+	"WT_SESSION",
+	"ZELLIJ_PANE_ID",
+	"ZELLIJ_SESSION_NAME",
+	"CMUX_SURFACE_ID",
+	"WEZTERM_PANE",
+]) {
+	delete process.env[key];
+}
+
+// stdout is the protocol channel: route any console output from the library to stderr.
+const toStderr = (...args: unknown[]) => {
+	try {
+		process.stderr.write(`${args.map(a => (typeof a === "string" ? a : Bun.inspect(a))).join(" ")}\n`);
+	} catch {}
+};
+console.log = toStderr;
+console.info = toStderr;
+console.debug = toStderr;
+console.warn = toStderr;
+console.error = toStderr;
+
+process.on("unhandledRejection", (reason: unknown) => {
+	// 13.19.0 fires `void this.#rewriteFile()` from append*, whose rejection nobody awaits.
+	toStderr("[omp-adapter] unhandled rejection:", reason instanceof Error ? reason.stack ?? reason.message : reason);
+});
+process.on("uncaughtException", (err: unknown) => {
+	toStderr("[omp-adapter] uncaught exception:", err instanceof Error ? err.stack ?? err.message : err);
+});
+
+// ---------------------------------------------------------------------------------------------
+// Library import
+// ---------------------------------------------------------------------------------------------
+const PKG_DIR = path.resolve(
+	process.env.OMP_PKG_DIR ?? path.join(import.meta.dir, "node_modules", "@oh-my-pi", "pi-coding-agent"),
+);
+const PKG_JSON = JSON.parse(fs.readFileSync(path.join(PKG_DIR, "package.json"), "utf8")) as {
+	name: string;
+	version: string;
+};
+const SESSION_SRC = path.join(PKG_DIR, "src", "session");
+
+const sm_mod: any = await import(path.join(SESSION_SRC, "session-manager.ts"));
+const SessionManager: any = sm_mod.SessionManager;
+// 13.19.0 exports buildSessionContext from session-manager.ts; 18.x moved it to session-context.ts.
+let buildSessionContext: any = sm_mod.buildSessionContext;
+if (typeof buildSessionContext !== "function") {
+	const ctx_mod: any = await import(path.join(SESSION_SRC, "session-context.ts"));
+	buildSessionContext = ctx_mod.buildSessionContext;
+}
+// The same pi-utils module instance the library resolved (resolved from the library's own folder).
+const utils: any = await import(Bun.resolveSync("@oh-my-pi/pi-utils", SESSION_SRC));
+if (typeof utils.setAgentDir !== "function" || typeof utils.setProjectDir !== "function") {
+	throw new Error("this pi-utils has no setAgentDir/setProjectDir; the adapter cannot redirect ~/.omp/agent");
+}
+// 18.x builds its file logger lazily on the first log line, from the directories in force then.
+// Pin it to the process-start home so a log file never appears inside a case directory.
+if (typeof utils.setTransports === "function") {
+	try {
+		utils.setTransports({ file: path.join(utils.getConfigRootDir(), "logs") });
+	} catch (err) {
+		toStderr("[omp-adapter] setTransports failed:", err);
+	}
+}
+
+const OPERATIONS = ["load", "context", "tree", "apply", "persist"];
+
+// ---------------------------------------------------------------------------------------------
+// Helpers
+// ---------------------------------------------------------------------------------------------
+type ErrorKind = "not_found" | "invalid_header" | "invalid_source" | "persistence" | "exception";
+type Phase = "open" | "step" | "flush" | "other";
+
+class Unsupported extends Error {
+	constructor() {
+		super("unsupported call");
+	}
+}
+
+const PERSISTENCE_ERROR_NAMES = new Set(["SessionWriteConflictError", "SessionPersistenceIndeterminateError"]);
+
+function errorKind(err: unknown, phase: Phase): ErrorKind {
+	const e = err as any;
+	const message = String(e?.message ?? e);
+	if (/^Entry [\s\S]* not found$/.test(message)) return "not_found";
+	if (/^Cannot resume session [\s\S]*header is missing or malformed/.test(message)) return "invalid_header";
+	if (e?.name === "ForkSourceNotFoundError") return "invalid_source";
+	if (PERSISTENCE_ERROR_NAMES.has(e?.name) || PERSISTENCE_ERROR_NAMES.has(e?.constructor?.name)) return "persistence";
+	// flush()/close() only fail with the latched write error; 13.19.0 append* rethrow that latched
+	// fs error (it carries an errno `code`) synchronously.
+	if (phase === "flush") return "persistence";
+	if (phase === "step" && typeof e?.code === "string" && typeof e?.syscall === "string") return "persistence";
+	return "exception";
+}
+
+function errorObject(err: unknown, phase: Phase): { kind: ErrorKind; message: string } {
+	if (err instanceof Unsupported) return { kind: "exception", message: "unsupported call" };
+	const e = err as any;
+	const name = typeof e?.name === "string" ? e.name : "Error";
+	const message = e instanceof Error ? `${name}: ${e.message}` : String(e);
+	return { kind: errorKind(err, phase), message };
+}
+
+function logError(where: string, err: unknown) {
+	const e = err as any;
+	toStderr(`[omp-adapter] ${where}:`, e instanceof Error ? e.stack ?? e.message : e);
+}
+
+/** Point the library at this case's directory and home. */
+function enterCaseDir(dir: string) {
+	if (typeof dir !== "string" || !path.isAbsolute(dir)) throw new Error(`request.dir must be an absolute path, got ${JSON.stringify(dir)}`);
+	const home = path.join(dir, "home");
+	fs.mkdirSync(home, { recursive: true });
+	process.env.HOME = home;
+	utils.setProjectDir(dir); // process.chdir(dir) + the library's cached project dir
+	utils.setAgentDir(path.join(home, ".omp", "agent"));
+}
+
+async function openSession(dir: string, file: string): Promise<any> {
+	return await SessionManager.open(path.resolve(dir, file), path.join(dir, "sessions"));
+}
+
+/** Flush and close, awaiting every pending write. Failures go to stderr (the output has no slot for them). */
+async function finish(sm: any) {
+	try {
+		await sm.flush();
+	} catch (err) {
+		logError("final flush() failed", err);
+	}
+	try {
+		await sm.close();
+	} catch (err) {
+		logError("final close() failed", err);
+	}
+}
+
+function substitute(value: unknown, results: unknown[]): unknown {
+	// Iterative deep copy replacing {"$result": N} (an object with that single key) by step N's value.
+	const isRef = (v: unknown): v is { $result: number } =>
+		v !== null && typeof v === "object" && !Array.isArray(v) && Object.keys(v).length === 1 && "$result" in v;
+	const resolve = (v: { $result: number }) => {
+		const r = results[v.$result];
+		return r === undefined ? null : r;
+	};
+	if (isRef(value)) return resolve(value);
+	if (value === null || typeof value !== "object") return value;
+	const root: any = Array.isArray(value) ? [] : {};
+	const stack: Array<[any, any]> = [[value, root]];
+	while (stack.length > 0) {
+		const [src, dst] = stack.pop()!;
+		for (const key of Object.keys(src)) {
+			const v = src[key];
+			if (isRef(v)) dst[key] = resolve(v);
+			else if (v !== null && typeof v === "object") {
+				const copy: any = Array.isArray(v) ? [] : {};
+				dst[key] = copy;
+				stack.push([v, copy]);
+			} else dst[key] = v;
+		}
+	}
+	return root;
+}
+
+function method(sm: any, name: string): (...args: any[]) => any {
+	const fn = sm[name];
+	if (typeof fn !== "function") throw new Unsupported();
+	return fn.bind(sm);
+}
+
+const has = (o: object, k: string) => Object.hasOwn(o, k);
+
+/**
+ * Run one apply step: map the protocol's named arguments onto this version's positional API.
+ * Returns the call's return value (undefined for void calls).
+ */
+async function runStep(sm: any, step: any): Promise<unknown> {
+	const call = step?.call;
+	switch (call) {
+		case "appendMessage":
+			return method(sm, "appendMessage")(step.message);
+		case "appendThinkingLevelChange": {
+			// 18.x: appendThinkingLevelChange(thinkingLevel?, configured?); 13.19.0 has only the first.
+			const args: unknown[] = [step.thinkingLevel];
+			if (has(step, "configured")) args.push(step.configured);
+			return method(sm, "appendThinkingLevelChange")(...args);
+		}
+		case "appendModelChange": {
+			// omp: appendModelChange(model, role?) (18.x adds resolvedModelIsFallback = false).
+			const args: unknown[] = [step.model, step.role];
+			if (has(step, "resolvedModelIsFallback")) args.push(step.resolvedModelIsFallback);
+			return method(sm, "appendModelChange")(...args);
+		}
+		case "appendCompaction": {
+			const fn = method(sm, "appendCompaction");
+			// Tell the two signatures apart by arity: 13.19.0 declares 7 plain parameters (length 7),
+			// 18.x ends with `options = {}` (length 4).
+			if (sm.appendCompaction.length > 4) {
+				// 13.19.0: (summary, shortSummary, firstKeptEntryId, tokensBefore, details?, fromExtension?, preserveData?)
+				return fn(
+					step.summary,
+					step.shortSummary,
+					step.firstKeptEntryId,
+					step.tokensBefore,
+					step.details,
+					step.fromExtension,
+					step.preserveData,
+				);
+			}
+			// 18.x: (summary, shortSummary, firstKeptEntryId, tokensBefore, options = {details, fromExtension,
+			// preserveData, method, providerReplayThroughEntryId, tokensAfter})
+			const options: Record<string, unknown> = {};
+			for (const key of ["details", "fromExtension", "preserveData", "method", "providerReplayThroughEntryId", "tokensAfter"]) {
+				if (has(step, key)) options[key] = step[key];
+			}
+			return fn(step.summary, step.shortSummary, step.firstKeptEntryId, step.tokensBefore, options);
+		}
+		case "appendCustomEntry":
+			return method(sm, "appendCustomEntry")(step.customType, step.data);
+		case "appendCustomMessageEntry": {
+			// (customType, content, display, details?, attribution = "agent") (18.x adds timestamp?)
+			const args: unknown[] = [step.customType, step.content, step.display, step.details];
+			if (has(step, "attribution") || has(step, "timestamp")) args.push(step.attribution);
+			if (has(step, "timestamp")) args.push(step.timestamp);
+			return method(sm, "appendCustomMessageEntry")(...args);
+		}
+		case "appendLabelChange":
+			return method(sm, "appendLabelChange")(step.targetId, step.label);
+		case "appendSessionInfo":
+			// pi-only call; omp has setSessionName instead (a different entry and file layout).
+			throw new Unsupported();
+		case "appendTtsrInjection":
+			return method(sm, "appendTtsrInjection")(step.injectedRules);
+		case "appendSessionInit": {
+			// appendSessionInit(init) spreads `init` into the entry: pass every named argument given.
+			const fn = method(sm, "appendSessionInit");
+			const init: Record<string, unknown> = {};
+			for (const key of Object.keys(step)) if (key !== "call") init[key] = step[key];
+			return fn(init);
+		}
+		case "appendModeChange":
+			return method(sm, "appendModeChange")(step.mode, step.data);
+		case "branch":
+			return method(sm, "branch")(step.id);
+		case "resetLeaf":
+			return method(sm, "resetLeaf")();
+		case "branchWithSummary": {
+			// (branchFromId | null, summary, details?, fromExtension?)
+			const fromExtension = has(step, "fromExtension") ? step.fromExtension : step.fromHook;
+			return method(sm, "branchWithSummary")(step.fromId, step.summary, step.details, fromExtension);
+		}
+		case "createBranchedSession":
+			return method(sm, "createBranchedSession")(step.leafId);
+		case "flush":
+			return await method(sm, "flush")();
+		default:
+			throw new Unsupported();
+	}
+}
+
+async function runSteps(sm: any, steps: unknown[]): Promise<unknown[]> {
+	const values: unknown[] = []; // raw values for $result (null for failed steps)
+	const results: unknown[] = [];
+	for (let i = 0; i < steps.length; i++) {
+		let step: any;
+		try {
+			step = substitute(steps[i], values);
+			const value = await runStep(sm, step);
+			values.push(value === undefined ? null : value);
+			results.push(value === undefined ? null : value);
+		} catch (err) {
+			if (!(err instanceof Unsupported)) logError(`step ${i} (${step?.call}) threw`, err);
+			values.push(null);
+			results.push({ error: errorObject(err, step?.call === "flush" ? "flush" : "step") });
+		}
+	}
+	return results;
+}
+
+// ---------------------------------------------------------------------------------------------
+// Operations
+// ---------------------------------------------------------------------------------------------
+async function opLoad(dir: string, args: any) {
+	const sm = await openSession(dir, args.file);
+	return { header: sm.getHeader(), entries: sm.getEntries(), leafId: sm.getLeafId() ?? null };
+}
+
+async function opContext(dir: string, args: any) {
+	const sm = await openSession(dir, args.file);
+	const leafId = has(args, "leafId") ? args.leafId : sm.getLeafId();
+	return buildSessionContext(sm.getEntries(), leafId);
+}
+
+async function opTree(dir: string, args: any) {
+	const sm = await openSession(dir, args.file);
+	const roots: any[] = sm.getTree();
+	const nodes: unknown[] = [];
+	const seen = new Set<object>();
+	const stack: any[] = [...roots].reverse();
+	while (stack.length > 0) {
+		const node = stack.pop();
+		if (seen.has(node)) continue;
+		seen.add(node);
+		const entry = node.entry;
+		const children: any[] = node.children ?? [];
+		nodes.push({
+			id: entry?.id ?? null,
+			parentId: entry?.parentId ?? null,
+			type: entry?.type ?? null,
+			label: node.label ?? null,
+			children: children.map(c => c?.entry?.id ?? null),
+		});
+		for (let i = children.length - 1; i >= 0; i--) stack.push(children[i]);
+	}
+	return { nodes };
+}
+
+async function opApply(dir: string, args: any) {
+	const sm =
+		args.open === null || args.open === undefined
+			? SessionManager.create(args.cwd, path.join(dir, "sessions"))
+			: await openSession(dir, args.open);
+	const results = await runSteps(sm, Array.isArray(args.steps) ? args.steps : []);
+	const leafId = sm.getLeafId() ?? null;
+	await finish(sm);
+	return { results, leafId };
+}
+
+async function opPersist(dir: string, args: any) {
+	const sm = SessionManager.create("/proj", path.join(dir, "sessions"));
+	const results = await runSteps(sm, [
+		{ call: "appendMessage", message: { role: "user", content: "go", timestamp: 1 } },
+		{ call: "appendMessage", message: args.message },
+	]);
+	await finish(sm);
+	return { results };
+}
+
+const HANDLERS: Record<string, (dir: string, args: any) => Promise<unknown>> = {
+	load: opLoad,
+	context: opContext,
+	tree: opTree,
+	apply: opApply,
+	persist: opPersist,
+};
+
+async function handleRequest(req: any): Promise<Record<string, unknown>> {
+	const base = { type: "response", case: req?.case ?? null };
+	const handler = HANDLERS[req?.op];
+	if (!handler) return { ...base, unsupported: true };
+	try {
+		enterCaseDir(req.dir);
+		const ok = await handler(req.dir, req.args ?? {});
+		return { ...base, ok };
+	} catch (err) {
+		logError(`case ${req?.case} (${req?.op}) failed`, err);
+		return { ...base, error: errorObject(err, "open") };
+	}
+}
+
+// ---------------------------------------------------------------------------------------------
+// I/O
+// ---------------------------------------------------------------------------------------------
+function serialize(msg: unknown): string {
+	return `${JSON.stringify(msg)}\n`;
+}
+
+async function send(msg: unknown): Promise<void> {
+	let line: string;
+	try {
+		line = serialize(msg);
+	} catch (err) {
+		// e.g. a BigInt or a cycle in what the library returned
+		const m = msg as any;
+		line = serialize({ type: "response", case: m?.case ?? null, error: errorObject(err, "other") });
+	}
+	await new Promise<void>((resolve, reject) => {
+		process.stdout.write(line, err => (err ? reject(err) : resolve()));
+	});
+}
+
+/** Yields complete `\n`-terminated lines from stdin (and a final unterminated one). */
+async function* stdinLines(): AsyncGenerator<string> {
+	const decoder = new TextDecoder();
+	let pending: string[] = [];
+	for await (const chunk of Bun.stdin.stream()) {
+		let text = decoder.decode(chunk, { stream: true });
+		let nl = text.indexOf("\n");
+		while (nl !== -1) {
+			pending.push(text.slice(0, nl));
+			yield pending.join("");
+			pending = [];
+			text = text.slice(nl + 1);
+			nl = text.indexOf("\n");
+		}
+		if (text.length > 0) pending.push(text);
+	}
+	const rest = pending.join("") + decoder.decode();
+	if (rest.trim().length > 0) yield rest;
+}
+
+function hello() {
+	return {
+		type: "hello",
+		implementation: "oh-my-pi",
+		version: PKG_JSON.version,
+		profile: "omp",
+		operations: OPERATIONS,
+		capabilities: [],
+	};
+}
+
+function cleanupOwnHome() {
+	// run.sh makes a throwaway process HOME and tells us so; remove it on a clean exit.
+	const own = process.env.OMP_ADAPTER_PROCESS_HOME;
+	if (own && own.includes("omp-adapter-home.")) {
+		try {
+			process.chdir("/");
+			fs.rmSync(own, { recursive: true, force: true });
+		} catch {}
+	}
+}
+
+async function main() {
+	const oneShot = process.argv.slice(2).includes("--one-shot");
+	for await (const raw of stdinLines()) {
+		const line = raw.endsWith("\r") ? raw.slice(0, -1) : raw;
+		if (line.trim() === "") continue;
+		let msg: any;
+		try {
+			msg = JSON.parse(line);
+		} catch (err) {
+			toStderr(`[omp-adapter] ignoring a line that is not JSON (${line.length} chars)`);
+			continue;
+		}
+		if (msg?.type === "hello") {
+			await send(hello());
+		} else if (msg?.type === "bye") {
+			break;
+		} else if (msg?.type === "request") {
+			await send(await handleRequest(msg));
+			if (oneShot) break;
+		} else {
+			toStderr(`[omp-adapter] ignoring message of type ${JSON.stringify(msg?.type)}`);
+		}
+	}
+	cleanupOwnHome();
+	process.exit(0);
+}
+
+await main();

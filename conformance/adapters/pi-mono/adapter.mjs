@@ -1,0 +1,345 @@
+#!/usr/bin/env node
+// session-conformance adapter for the real pi-mono implementation:
+// @mariozechner/pi-coding-agent 0.73.1 (SessionManager, buildSessionContext).
+//
+// Speaks the protocol in conformance/PROTOCOL.md: one JSON object per line on
+// stdin (requests) and stdout (responses). Persistent mode by default;
+// `--one-shot` handles exactly one request and exits.
+//
+// The adapter only calls the library's public API. It never patches or works
+// around the library's behaviour: known hangs (parentId cycles in getBranch /
+// buildSessionContext / getTree) are left to the runner's per-case timeout.
+
+import { mkdirSync, readFileSync } from "node:fs";
+import { join, isAbsolute } from "node:path";
+import { createInterface } from "node:readline";
+
+const IMPLEMENTATION = "pi-mono";
+const VERSION = "0.73.1";
+const PROFILE = "pi";
+const OPERATIONS = ["load", "context", "tree", "apply", "persist"];
+
+// ---------------------------------------------------------------------------
+// stdout belongs to the protocol. Anything else that writes through console
+// (the library, a stray warning) goes to stderr instead.
+// ---------------------------------------------------------------------------
+const protocolOut = process.stdout.write.bind(process.stdout);
+for (const name of ["log", "info", "debug", "warn", "trace", "dir"]) {
+	console[name] = (...args) => {
+		try {
+			process.stderr.write(`${args.map((a) => (typeof a === "string" ? a : safeInspect(a))).join(" ")}\n`);
+		} catch {
+			/* ignore */
+		}
+	};
+}
+function safeInspect(v) {
+	try {
+		return JSON.stringify(v);
+	} catch {
+		return String(v);
+	}
+}
+function send(obj) {
+	protocolOut(`${JSON.stringify(obj)}\n`);
+}
+function log(msg) {
+	try {
+		process.stderr.write(`[pi-mono adapter] ${msg}\n`);
+	} catch {
+		/* ignore */
+	}
+}
+
+// Never die on a stray async error: log it and keep serving.
+process.on("uncaughtException", (err) => log(`uncaughtException: ${err && err.stack ? err.stack : err}`));
+process.on("unhandledRejection", (err) => log(`unhandledRejection: ${err && err.stack ? err.stack : err}`));
+
+// The library reads HOME (os.homedir()) and PI_CODING_AGENT_DIR per call
+// (config.js getAgentDir()), not at import time; the import itself writes
+// nothing to the home directory. Importing once is therefore fine; the
+// per-request values are set before every library call.
+let lib;
+async function loadLibrary() {
+	if (!lib) lib = await import("@mariozechner/pi-coding-agent");
+	return lib;
+}
+
+// ---------------------------------------------------------------------------
+// Errors
+// ---------------------------------------------------------------------------
+class ProtocolError extends Error {}
+
+function errorKind(err) {
+	const message = err && typeof err.message === "string" ? err.message : String(err);
+	if (/^Entry [\s\S]* not found$/.test(message)) return "not_found";
+	if (message.startsWith("Cannot fork: source session file is empty or invalid")) return "invalid_source";
+	return "exception";
+}
+function errorObject(err) {
+	const message = err && typeof err.message === "string" ? err.message : String(err);
+	const name = err && typeof err.name === "string" ? err.name : "Error";
+	return { kind: errorKind(err), message: name && name !== "Error" ? `${name}: ${message}` : message };
+}
+
+// ---------------------------------------------------------------------------
+// Per-request environment
+// ---------------------------------------------------------------------------
+function enterCaseDir(dir) {
+	if (typeof dir !== "string" || !isAbsolute(dir)) throw new ProtocolError(`request.dir must be an absolute path, got ${JSON.stringify(dir)}`);
+	const home = join(dir, "home");
+	const agentDir = join(home, ".pi", "agent");
+	mkdirSync(agentDir, { recursive: true });
+	process.chdir(dir);
+	process.env.HOME = home;
+	process.env.PI_CODING_AGENT_DIR = agentDir;
+	return { sessionDir: join(dir, "sessions") };
+}
+
+function openSession(SessionManager, file, sessionDir) {
+	if (typeof file !== "string") throw new ProtocolError(`args.file must be a string, got ${JSON.stringify(file)}`);
+	// The working directory is the case dir, so a relative name resolves there,
+	// exactly as a user resuming `pi --session session.jsonl` from that dir.
+	return SessionManager.open(file, sessionDir);
+}
+
+// ---------------------------------------------------------------------------
+// Operations
+// ---------------------------------------------------------------------------
+function opLoad(L, args, env) {
+	const sm = openSession(L.SessionManager, args.file, env.sessionDir);
+	return { header: sm.getHeader(), entries: sm.getEntries(), leafId: sm.getLeafId() ?? null };
+}
+
+function opContext(L, args, env) {
+	const sm = openSession(L.SessionManager, args.file, env.sessionDir);
+	// absent: the session's own leaf after load; null: null; string: as given.
+	const leafId = Object.hasOwn(args, "leafId") ? args.leafId : sm.getLeafId();
+	return L.buildSessionContext(sm.getEntries(), leafId);
+}
+
+function opTree(L, args, env) {
+	const sm = openSession(L.SessionManager, args.file, env.sessionDir);
+	const roots = sm.getTree();
+	const nodes = [];
+	// Pre-order, without recursion: an explicit stack, children pushed reversed.
+	const stack = [];
+	for (let i = roots.length - 1; i >= 0; i--) stack.push(roots[i]);
+	while (stack.length > 0) {
+		const node = stack.pop();
+		const entry = node.entry;
+		const children = node.children;
+		nodes.push({
+			id: entry.id ?? null,
+			parentId: entry.parentId ?? null,
+			type: entry.type ?? null,
+			label: node.label ?? null,
+			children: children.map((c) => c.entry.id ?? null),
+		});
+		for (let i = children.length - 1; i >= 0; i--) stack.push(children[i]);
+	}
+	return { nodes };
+}
+
+// Replace every {"$result": N} (an object with exactly that one key) by the
+// raw value returned by step N. Iterative, so deep arguments cannot overflow.
+function substituteResults(value, returns) {
+	const isRef = (v) =>
+		v !== null && typeof v === "object" && !Array.isArray(v) && Object.keys(v).length === 1 && Object.hasOwn(v, "$result");
+	const resolveRef = (v) => {
+		const n = v.$result;
+		if (!Number.isInteger(n) || n < 0 || n >= returns.length) throw new ProtocolError(`bad $result reference ${JSON.stringify(n)}`);
+		return returns[n];
+	};
+	if (isRef(value)) return resolveRef(value);
+	if (value === null || typeof value !== "object") return value;
+	const root = Array.isArray(value) ? [...value] : { ...value };
+	const stack = [root];
+	while (stack.length > 0) {
+		const obj = stack.pop();
+		for (const key of Object.keys(obj)) {
+			const v = obj[key];
+			if (isRef(v)) obj[key] = resolveRef(v);
+			else if (v !== null && typeof v === "object") {
+				const copy = Array.isArray(v) ? [...v] : { ...v };
+				obj[key] = copy;
+				stack.push(copy);
+			}
+		}
+	}
+	return root;
+}
+
+const UNSUPPORTED_CALLS = new Set(["appendTtsrInjection", "appendSessionInit", "appendModeChange"]);
+
+// Absent step keys stay `undefined` (JSON cannot say undefined); an explicit
+// null is passed as null. That is what the library distinguishes.
+function runStep(sm, step) {
+	switch (step.call) {
+		case "appendMessage":
+			return sm.appendMessage(step.message);
+		case "appendThinkingLevelChange":
+			return sm.appendThinkingLevelChange(step.thinkingLevel);
+		case "appendModelChange":
+			return sm.appendModelChange(step.provider, step.modelId);
+		case "appendCompaction":
+			return sm.appendCompaction(step.summary, step.firstKeptEntryId, step.tokensBefore, step.details, step.fromHook);
+		case "appendCustomEntry":
+			return sm.appendCustomEntry(step.customType, step.data);
+		case "appendCustomMessageEntry":
+			return sm.appendCustomMessageEntry(step.customType, step.content, step.display, step.details);
+		case "appendLabelChange":
+			return sm.appendLabelChange(step.targetId, step.label);
+		case "appendSessionInfo":
+			return sm.appendSessionInfo(step.name);
+		case "branch":
+			return sm.branch(step.id);
+		case "resetLeaf":
+			return sm.resetLeaf();
+		case "branchWithSummary":
+			return sm.branchWithSummary(step.fromId, step.summary, step.details, step.fromHook);
+		case "createBranchedSession":
+			return sm.createBranchedSession(step.leafId);
+		case "flush":
+			// pi-mono has no flush: every write is a synchronous appendFileSync /
+			// writeFileSync, so the files are already on disk.
+			return undefined;
+		default:
+			if (UNSUPPORTED_CALLS.has(step.call)) {
+				const e = new Error("unsupported call");
+				throw e;
+			}
+			throw new Error(`unknown call ${JSON.stringify(step.call)}`);
+	}
+}
+
+async function opApply(L, args, env) {
+	const { SessionManager } = L;
+	const steps = Array.isArray(args.steps) ? args.steps : [];
+	let sm;
+	if (args.open === null || args.open === undefined) {
+		sm = SessionManager.create(args.cwd, env.sessionDir);
+	} else {
+		sm = openSession(SessionManager, args.open, env.sessionDir);
+	}
+	const returns = []; // raw return values, for {"$result": N}
+	const results = []; // what the response reports
+	for (let i = 0; i < steps.length; i++) {
+		let raw;
+		try {
+			const step = substituteResults(steps[i], returns);
+			if (step === null || typeof step !== "object") throw new ProtocolError(`step ${i} is not an object`);
+			raw = runStep(sm, step);
+			if (raw && typeof raw.then === "function") raw = await raw;
+			results.push(raw === undefined ? null : raw);
+		} catch (err) {
+			raw = undefined;
+			results.push({ error: errorObject(err) });
+		}
+		returns.push(raw);
+	}
+	// Nothing to flush or close: pi-mono writes synchronously.
+	return { results, leafId: sm.getLeafId() ?? null };
+}
+
+function opPersist(L, args, env) {
+	const sm = L.SessionManager.create("/proj", env.sessionDir);
+	const first = sm.appendMessage({ role: "user", content: "go", timestamp: 1 });
+	const second = sm.appendMessage(args.message);
+	return { results: [first, second] };
+}
+
+const OPS = { load: opLoad, context: opContext, tree: opTree, apply: opApply, persist: opPersist };
+
+async function handleRequest(req) {
+	const caseId = req.case ?? null;
+	try {
+		const op = OPS[req.op];
+		if (!op) return { type: "response", case: caseId, unsupported: true };
+		const args = req.args && typeof req.args === "object" ? req.args : {};
+		const L = await loadLibrary();
+		const env = enterCaseDir(req.dir);
+		const ok = await op(L, args, env);
+		// Serialise here so a value JSON cannot hold (BigInt, a cycle) becomes an
+		// error response instead of a crash.
+		const line = JSON.stringify({ type: "response", case: caseId, ok });
+		return line;
+	} catch (err) {
+		if (!(err instanceof ProtocolError)) log(`case ${caseId}: ${err && err.stack ? err.stack : err}`);
+		return { type: "response", case: caseId, error: errorObject(err) };
+	}
+}
+
+function writeResponse(resp) {
+	if (typeof resp === "string") protocolOut(`${resp}\n`);
+	else send(resp);
+}
+
+function parseLine(line) {
+	try {
+		return { msg: JSON.parse(line) };
+	} catch (err) {
+		return { err };
+	}
+}
+
+function helloMessage() {
+	return {
+		type: "hello",
+		implementation: IMPLEMENTATION,
+		version: VERSION,
+		profile: PROFILE,
+		operations: OPERATIONS,
+		capabilities: [],
+	};
+}
+
+async function persistent() {
+	const rl = createInterface({ input: process.stdin, crlfDelay: Infinity, terminal: false });
+	for await (const rawLine of rl) {
+		const line = rawLine.trim();
+		if (!line) continue;
+		const { msg, err } = parseLine(line);
+		if (err || msg === null || typeof msg !== "object") {
+			log(`unparseable message: ${line.slice(0, 200)}`);
+			send({ type: "response", case: null, error: { kind: "exception", message: "unparseable message" } });
+			continue;
+		}
+		if (msg.type === "hello") {
+			try {
+				await loadLibrary(); // say hello only once the library is ready
+			} catch (e) {
+				log(`cannot import @mariozechner/pi-coding-agent: ${e && e.stack ? e.stack : e}`);
+			}
+			send(helloMessage());
+		} else if (msg.type === "bye") {
+			rl.close();
+			process.exit(0);
+		} else if (msg.type === "request") {
+			writeResponse(await handleRequest(msg));
+		} else {
+			log(`ignoring message of type ${JSON.stringify(msg.type)}`);
+		}
+	}
+	process.exit(0);
+}
+
+async function oneShot() {
+	let text = "";
+	try {
+		text = readFileSync(0, "utf8");
+	} catch (e) {
+		log(`cannot read stdin: ${e}`);
+	}
+	const line = text.split("\n").find((l) => l.trim() !== "") ?? "";
+	const { msg, err } = parseLine(line.trim());
+	if (err || msg === null || typeof msg !== "object") {
+		send({ type: "response", case: null, error: { kind: "exception", message: "unparseable request" } });
+	} else {
+		writeResponse(await handleRequest(msg));
+	}
+	process.exit(0);
+}
+
+if (process.argv.includes("--one-shot")) oneShot();
+else persistent();

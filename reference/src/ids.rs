@@ -1,0 +1,273 @@
+//! Entry ids, session ids and the clock, injectable so tests and goldens are deterministic (000 "Entry base"; pi-mono 1.6).
+//!
+//! Entry ids are 8 lowercase hex digits, checked against the ids already in the
+//! session; after 100 collisions a longer id is used, as the real code does.
+
+use std::collections::hash_map::RandomState;
+use std::hash::{BuildHasher, Hasher};
+use std::time::{SystemTime, UNIX_EPOCH};
+
+use crate::model::Profile;
+
+/// A source of random-looking hex digits, for ids.
+pub trait IdSource {
+    /// Returns the next 64 random bits.
+    fn next_u64(&mut self) -> u64;
+}
+
+/// Ids from the operating system's per-process random hash keys and a counter.
+#[derive(Debug)]
+pub struct RandomIds {
+    state: u64,
+}
+
+impl Default for RandomIds {
+    fn default() -> Self {
+        let mut hasher = RandomState::new().build_hasher();
+        hasher.write_u128(SystemTime::now().duration_since(UNIX_EPOCH).map_or(0, |d| d.as_nanos()));
+        RandomIds { state: hasher.finish() | 1 }
+    }
+}
+
+impl IdSource for RandomIds {
+    fn next_u64(&mut self) -> u64 {
+        // splitmix64: a small, well-mixed generator.
+        self.state = self.state.wrapping_add(0x9e37_79b9_7f4a_7c15);
+        let mut z = self.state;
+        z = (z ^ (z >> 30)).wrapping_mul(0xbf58_476d_1ce4_e5b9);
+        z = (z ^ (z >> 27)).wrapping_mul(0x94d0_49bb_1331_11eb);
+        z ^ (z >> 31)
+    }
+}
+
+/// Deterministic ids `00000001`, `00000002`, … for tests and goldens.
+#[derive(Debug, Default)]
+pub struct SequentialIds {
+    next: u64,
+}
+
+impl IdSource for SequentialIds {
+    fn next_u64(&mut self) -> u64 {
+        self.next += 1;
+        self.next
+    }
+}
+
+/// Generates an 8-hex entry id that `taken` does not already hold (100 attempts, then a 36-char id).
+pub fn new_entry_id(source: &mut dyn IdSource, taken: impl Fn(&str) -> bool) -> String {
+    for _ in 0..100 {
+        let id = format!("{:08x}", source.next_u64() & 0xffff_ffff);
+        if !taken(&id) {
+            return id;
+        }
+    }
+    uuid(source, 0)
+}
+
+/// Generates a session id in the profile's shape: a UUIDv7 for pi, 16 hex digits for omp.
+pub fn new_session_id(source: &mut dyn IdSource, profile: Profile, now_ms: i64) -> String {
+    match profile {
+        Profile::Pi => uuid(source, now_ms),
+        Profile::Omp => format!("{:016x}", source.next_u64()),
+    }
+}
+
+fn uuid(source: &mut dyn IdSource, now_ms: i64) -> String {
+    let (a, b) = (source.next_u64(), source.next_u64());
+    let time = u64::try_from(now_ms).unwrap_or(0) & 0xffff_ffff_ffff;
+    let hi = if now_ms > 0 { (time << 16) | 0x7000 | (a & 0x0fff) } else { (a & 0xffff_ffff_ffff_0fff) | 0x4000 };
+    let lo = (b & 0x3fff_ffff_ffff_ffff) | 0x8000_0000_0000_0000;
+    format!(
+        "{:08x}-{:04x}-{:04x}-{:04x}-{:012x}",
+        hi >> 32,
+        (hi >> 16) & 0xffff,
+        hi & 0xffff,
+        lo >> 48,
+        lo & 0xffff_ffff_ffff
+    )
+}
+
+/// The time source, injectable for deterministic output.
+pub trait Clock {
+    /// Milliseconds since the Unix epoch.
+    fn now_ms(&self) -> i64;
+}
+
+/// The system clock.
+#[derive(Debug, Default, Clone, Copy)]
+pub struct SystemClock;
+
+impl Clock for SystemClock {
+    fn now_ms(&self) -> i64 {
+        SystemTime::now()
+            .duration_since(UNIX_EPOCH)
+            .map_or(0, |d| i64::try_from(d.as_millis()).unwrap_or(i64::MAX))
+    }
+}
+
+/// A clock stuck at one instant.
+#[derive(Debug, Clone, Copy)]
+pub struct FixedClock(pub i64);
+
+impl Clock for FixedClock {
+    fn now_ms(&self) -> i64 {
+        self.0
+    }
+}
+
+/// Formats milliseconds since the epoch as JavaScript's `toISOString()` does: `2026-02-16T10:20:30.000Z`.
+pub fn iso_timestamp(ms: i64) -> String {
+    let days = ms.div_euclid(86_400_000);
+    let rem = ms.rem_euclid(86_400_000);
+    let (y, m, d) = civil_from_days(days);
+    format!(
+        "{y:04}-{m:02}-{d:02}T{:02}:{:02}:{:02}.{:03}Z",
+        rem / 3_600_000,
+        rem / 60_000 % 60,
+        rem / 1000 % 60,
+        rem % 1000
+    )
+}
+
+/// A timestamp as it appears in session file names: `:` and `.` replaced by `-`.
+pub fn file_timestamp(ms: i64) -> String {
+    iso_timestamp(ms).replace([':', '.'], "-")
+}
+
+/// Parses an ISO-8601 date-time as JavaScript's `Date.parse` does for the ISO
+/// forms: `YYYY-MM-DD`, optionally `THH:MM`, `:SS`, `.fraction`, and `Z` or `±HH:MM`
+/// (date-only is UTC, date-time without a zone is read as UTC here). `None` is NaN.
+pub fn parse_iso_ms(text: &str) -> Option<i64> {
+    let b = text.as_bytes();
+    let num = |range: std::ops::Range<usize>| -> Option<i64> {
+        let s = text.get(range)?;
+        if s.bytes().all(|c| c.is_ascii_digit()) { s.parse().ok() } else { None }
+    };
+    if b.len() < 10 || b[4] != b'-' || b[7] != b'-' {
+        return None;
+    }
+    let (year, month, day) = (num(0..4)?, num(5..7)?, num(8..10)?);
+    if !(1..=12).contains(&month) || day < 1 || day > days_in_month(year, month) {
+        return None;
+    }
+    let mut ms = days_from_civil(year, month, day) * 86_400_000;
+    if b.len() == 10 {
+        return Some(ms);
+    }
+    if b[10] != b'T' || b.len() < 16 || b[13] != b':' {
+        return None;
+    }
+    let (hour, minute) = (num(11..13)?, num(14..16)?);
+    let mut pos = 16;
+    let mut second = 0;
+    let mut millis = 0;
+    if b.get(pos) == Some(&b':') {
+        second = num(pos + 1..pos + 3)?;
+        pos += 3;
+        if b.get(pos) == Some(&b'.') {
+            let start = pos + 1;
+            let mut end = start;
+            while end < b.len() && b[end].is_ascii_digit() {
+                end += 1;
+            }
+            if end == start {
+                return None;
+            }
+            let digits = &text[start..end.min(start + 3)];
+            millis = format!("{digits:0<3}").parse().ok()?;
+            pos = end;
+        }
+    }
+    if hour > 24 || minute > 59 || second > 59 || (hour == 24 && (minute, second, millis) != (0, 0, 0)) {
+        return None;
+    }
+    ms += ((hour * 60 + minute) * 60 + second) * 1000 + millis;
+    match text.get(pos..)? {
+        "" | "Z" => Some(ms),
+        zone if zone.len() == 6 && (zone.starts_with('+') || zone.starts_with('-')) && &zone[3..4] == ":" => {
+            let offset = (num(pos + 1..pos + 3)? * 60 + num(pos + 4..pos + 6)?) * 60_000;
+            Some(if zone.starts_with('+') { ms - offset } else { ms + offset })
+        }
+        _ => None,
+    }
+}
+
+fn days_in_month(year: i64, month: i64) -> i64 {
+    match month {
+        2 if (year % 4 == 0 && year % 100 != 0) || year % 400 == 0 => 29,
+        2 => 28,
+        4 | 6 | 9 | 11 => 30,
+        _ => 31,
+    }
+}
+
+fn days_from_civil(y: i64, m: i64, d: i64) -> i64 {
+    let y = if m <= 2 { y - 1 } else { y };
+    let era = y.div_euclid(400);
+    let yoe = y - era * 400;
+    let doy = (153 * (if m > 2 { m - 3 } else { m + 9 }) + 2) / 5 + d - 1;
+    let doe = yoe * 365 + yoe / 4 - yoe / 100 + doy;
+    era * 146_097 + doe - 719_468
+}
+
+fn civil_from_days(z: i64) -> (i64, i64, i64) {
+    let z = z + 719_468;
+    let era = z.div_euclid(146_097);
+    let doe = z - era * 146_097;
+    let yoe = (doe - doe / 1460 + doe / 36524 - doe / 146_096) / 365;
+    let doy = doe - (365 * yoe + yoe / 4 - yoe / 100);
+    let mp = (5 * doy + 2) / 153;
+    let d = doy - (153 * mp + 2) / 5 + 1;
+    let m = if mp < 10 { mp + 3 } else { mp - 9 };
+    (yoe + era * 400 + i64::from(m <= 2), m, d)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn entry_ids_are_8_hex_and_avoid_collisions() {
+        let mut ids = SequentialIds::default();
+        let id = new_entry_id(&mut ids, |id| id == "00000001");
+        assert_eq!(id, "00000002");
+        let mut random = RandomIds::default();
+        let id = new_entry_id(&mut random, |_| false);
+        assert!(id.len() == 8 && id.bytes().all(|c| c.is_ascii_hexdigit() && !c.is_ascii_uppercase()));
+        assert_eq!(new_entry_id(&mut random, |_| true).len(), 36);
+    }
+
+    #[test]
+    fn iso_round_trips() {
+        for ms in [0, 1_748_779_200_000, 1_771_237_440_000, 951_782_400_000] {
+            assert_eq!(parse_iso_ms(&iso_timestamp(ms)), Some(ms));
+        }
+        assert_eq!(iso_timestamp(1_748_779_200_000), "2025-06-01T12:00:00.000Z");
+        assert_eq!(file_timestamp(0), "1970-01-01T00-00-00-000Z");
+    }
+
+    #[test]
+    fn iso_parsing_matches_date_parse() {
+        let cases = [
+            ("2025-06-01T12:00:00.000Z", Some(1_748_779_200_000)),
+            ("2025-06-01T13:00:00+01:00", Some(1_748_779_200_000)),
+            ("2025-06-01", Some(1_748_736_000_000)),
+            ("2025-06-01T12:00Z", Some(1_748_779_200_000)),
+            ("garbage", None),
+            ("2025-02-30T00:00:00Z", None),
+            ("", None),
+        ];
+        for (text, expected) in cases {
+            assert_eq!(parse_iso_ms(text), expected, "{text}");
+        }
+    }
+
+    #[test]
+    fn session_ids_have_the_profile_shape() {
+        let mut ids = SequentialIds::default();
+        let pi = new_session_id(&mut ids, Profile::Pi, 1_748_779_200_000);
+        assert_eq!(pi.len(), 36);
+        assert_eq!(&pi[14..15], "7");
+        assert_eq!(new_session_id(&mut ids, Profile::Omp, 0).len(), 16);
+    }
+}

@@ -1,0 +1,268 @@
+//! The spec's nouns: profiles, the session header and entries (000 "Session header", "Entry base", "Entry types"; 002 "Entry Types").
+//!
+//! An [`Entry`] keeps the exact JSON text of its line ([`Entry::raw`]) and the few
+//! fields the session layer interprets, parsed once. Everything else in the line,
+//! known or unknown, is carried unchanged.
+
+use std::fmt;
+use std::str::FromStr;
+
+use serde_json::value::RawValue;
+
+use crate::raw::{as_string, RawObject};
+
+/// The current session format version (000 "Versioning and migrations").
+pub const CURRENT_VERSION: u32 = 3;
+
+/// A dialect of the format, with the published implementation that decides where documents are silent.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, PartialOrd, Ord)]
+pub enum Profile {
+    /// pi-mono (`@mariozechner/pi-coding-agent` 0.73.1; document 002 for shapes).
+    Pi,
+    /// oh-my-pi (`@oh-my-pi/pi-coding-agent` 13.19.0; document 000 is its source of truth).
+    Omp,
+}
+
+impl Profile {
+    /// Every profile, in a stable order.
+    pub const ALL: [Profile; 2] = [Profile::Pi, Profile::Omp];
+
+    /// The profile's name as used on the command line and in the corpus.
+    pub fn name(self) -> &'static str {
+        match self {
+            Profile::Pi => "pi",
+            Profile::Omp => "omp",
+        }
+    }
+}
+
+impl fmt::Display for Profile {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.write_str(self.name())
+    }
+}
+
+impl FromStr for Profile {
+    type Err = String;
+    fn from_str(s: &str) -> Result<Self, Self::Err> {
+        match s {
+            "pi" => Ok(Profile::Pi),
+            "omp" => Ok(Profile::Omp),
+            other => Err(format!("unknown profile {other:?}; expected pi or omp")),
+        }
+    }
+}
+
+/// Line 1 of a session file: `{"type":"session","version":3,"id":…,"timestamp":…,"cwd":…}`.
+#[derive(Debug, Clone)]
+pub struct SessionHeader {
+    /// The header line as JSON text (after migration, when one ran).
+    pub raw: Box<RawValue>,
+    /// The session id (any string; pi writes a UUID, omp 13.19.0 16 hex digits).
+    pub id: String,
+    /// The header's version as JavaScript reads it (`version ?? 1`, coerced to a number).
+    pub version: f64,
+    /// The working directory the session belongs to, when it is a string.
+    pub cwd: Option<String>,
+    /// The ISO timestamp of creation, when it is a string.
+    pub timestamp: Option<String>,
+}
+
+impl SessionHeader {
+    /// Reads a header from a parsed object; `None` unless `type` is `"session"` and `id` a string.
+    pub fn from_object(obj: &RawObject<'_>, text: &str) -> Option<SessionHeader> {
+        if obj.str("type").as_deref() != Some("session") {
+            return None;
+        }
+        let id = obj.str("id")?;
+        Some(SessionHeader {
+            raw: crate::raw::raw(text.to_owned()),
+            id,
+            version: js_version(obj.get("version")),
+            cwd: obj.str("cwd"),
+            timestamp: obj.str("timestamp"),
+        })
+    }
+}
+
+/// A parsed entry line.
+#[derive(Debug, Clone)]
+pub struct Entry {
+    /// The entry's JSON text: byte-exact as read, or as written by this implementation.
+    pub raw: Box<RawValue>,
+    /// The entry id, when it is a string (8 lowercase hex digits when generated).
+    pub id: Option<String>,
+    /// The parent id; `None` for a root (`null`, absent, `""` or not a string).
+    pub parent_id: Option<String>,
+    /// The ISO timestamp, when it is a string.
+    pub timestamp: Option<String>,
+    /// The entry's type and the fields the session layer reads.
+    pub kind: EntryKind,
+    /// The position among all JSON values of the file, header = 0 (what v1 `firstKeptEntryIndex` counts).
+    pub ordinal: usize,
+}
+
+/// The entry types of both profiles, with the fields the session layer interprets.
+#[derive(Debug, Clone, PartialEq)]
+#[non_exhaustive]
+pub enum EntryKind {
+    /// `message`: an AgentMessage, stored verbatim.
+    Message {
+        /// `message.role`.
+        role: Option<String>,
+        /// Whether the entry has a `message` object at all.
+        present: bool,
+    },
+    /// `thinking_level_change`.
+    ThinkingLevelChange,
+    /// `model_change` (omp: `model` "provider/id" + `role`; pi: `provider` + `modelId`).
+    ModelChange,
+    /// `compaction`.
+    Compaction {
+        /// `firstKeptEntryId`, when a string.
+        first_kept_entry_id: Option<String>,
+    },
+    /// `branch_summary`.
+    BranchSummary,
+    /// `custom`: extension state, never in the context.
+    Custom,
+    /// `custom_message`: extension message that joins the context.
+    CustomMessage,
+    /// `label`: sets or clears the label of `target_id`.
+    Label {
+        /// `targetId`.
+        target_id: Option<String>,
+        /// The label when truthy; `None` clears.
+        label: Option<String>,
+    },
+    /// `ttsr_injection` (omp).
+    TtsrInjection,
+    /// `session_init` (omp).
+    SessionInit,
+    /// `mode_change` (omp).
+    ModeChange,
+    /// `session_info` (pi): the session's display name.
+    SessionInfo,
+    /// A second `type:"session"` line after the first.
+    ExtraHeader,
+    /// Any other type, carried as an ordinary tree node.
+    Unknown(String),
+}
+
+impl Entry {
+    /// Builds an entry from a parsed object and its text.
+    pub fn from_object(obj: &RawObject<'_>, text: Box<RawValue>, ordinal: usize) -> Entry {
+        let kind = kind_of(obj);
+        Entry {
+            raw: text,
+            id: obj.str("id"),
+            parent_id: obj.str("parentId").filter(|p| !p.is_empty()),
+            timestamp: obj.str("timestamp"),
+            kind,
+            ordinal,
+        }
+    }
+
+    /// Re-reads the entry's fields (borrowed from [`Entry::raw`]).
+    pub fn object(&self) -> RawObject<'_> {
+        RawObject::parse(self.raw.get()).unwrap_or_default()
+    }
+
+    /// The entry's `type` string.
+    pub fn type_name(&self) -> String {
+        self.object().str("type").unwrap_or_default()
+    }
+
+    /// Whether this is a `message` entry whose role is `assistant` (what triggers the first write).
+    pub fn is_assistant(&self) -> bool {
+        matches!(&self.kind, EntryKind::Message { role: Some(r), .. } if r == "assistant")
+    }
+}
+
+fn kind_of(obj: &RawObject<'_>) -> EntryKind {
+    let type_name = obj.str("type").unwrap_or_default();
+    match type_name.as_str() {
+        "message" => {
+            let message = obj.get("message").and_then(|m| RawObject::parse(m.get()));
+            EntryKind::Message {
+                role: message.as_ref().and_then(|m| m.str("role")),
+                present: message.is_some(),
+            }
+        }
+        "thinking_level_change" => EntryKind::ThinkingLevelChange,
+        "model_change" => EntryKind::ModelChange,
+        "compaction" => EntryKind::Compaction {
+            first_kept_entry_id: obj.str("firstKeptEntryId"),
+        },
+        "branch_summary" => EntryKind::BranchSummary,
+        "custom" => EntryKind::Custom,
+        "custom_message" => EntryKind::CustomMessage,
+        "label" => EntryKind::Label {
+            target_id: obj.str("targetId"),
+            label: obj
+                .get("label")
+                .filter(|v| crate::raw::is_truthy(Some(v)))
+                .map(|v| as_string(v).unwrap_or_else(|| v.get().to_owned())),
+        },
+        "ttsr_injection" => EntryKind::TtsrInjection,
+        "session_init" => EntryKind::SessionInit,
+        "mode_change" => EntryKind::ModeChange,
+        "session_info" => EntryKind::SessionInfo,
+        "session" => EntryKind::ExtraHeader,
+        _ => EntryKind::Unknown(type_name),
+    }
+}
+
+/// The header version as JavaScript compares it: `version ?? 1`, then `Number(..)`.
+pub fn js_version(value: Option<&RawValue>) -> f64 {
+    let Some(value) = value else { return 1.0 };
+    let text = value.get();
+    match text {
+        "null" => 1.0,
+        "true" => 1.0,
+        "false" => 0.0,
+        _ if text.starts_with('"') => {
+            let s = as_string(value).unwrap_or_default();
+            let trimmed = s.trim();
+            if trimmed.is_empty() {
+                0.0
+            } else {
+                trimmed.parse().unwrap_or(f64::NAN)
+            }
+        }
+        _ => text.parse().unwrap_or(f64::NAN),
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::raw::raw;
+
+    #[test]
+    fn version_coercion_follows_javascript() {
+        let cases = [(None, 1.0), (Some("null"), 1.0), (Some("\"2\""), 2.0), (Some("3"), 3.0), (Some("1.5"), 1.5), (Some("\"\""), 0.0)];
+        for (json, expected) in cases {
+            let value = json.map(|j| raw(j.to_owned()));
+            assert_eq!(js_version(value.as_deref()), expected, "{json:?}");
+        }
+        assert!(js_version(Some(&raw("\"abc\"".to_owned()))).is_nan());
+    }
+
+    #[test]
+    fn entry_kinds_are_read_from_type() {
+        let text = r#"{"type":"label","id":"a","parentId":"","targetId":"t","label":"x"}"#;
+        let obj = RawObject::parse(text).unwrap();
+        let entry = Entry::from_object(&obj, raw(text.to_owned()), 1);
+        assert_eq!(entry.parent_id, None);
+        assert_eq!(entry.kind, EntryKind::Label { target_id: Some("t".into()), label: Some("x".into()) });
+    }
+
+    #[test]
+    fn profiles_parse_and_print() {
+        for p in Profile::ALL {
+            assert_eq!(p.name().parse::<Profile>(), Ok(p));
+        }
+        assert!("x".parse::<Profile>().is_err());
+    }
+}

@@ -1,0 +1,195 @@
+//! JSON objects kept as raw text: one pass over a line, no tree of values (000 "Session files are JSONL").
+//!
+//! The session layer interprets only a few fields of a line. [`RawObject`] reads an
+//! object as a list of `(key, raw value)` pairs borrowed from the line, so a
+//! field is parsed only when somebody asks for it, unknown fields cost nothing,
+//! and writing the object back reproduces every value byte for byte.
+//! Duplicate keys behave as in JavaScript's `JSON.parse`: the last one wins.
+
+use std::borrow::Cow;
+use std::fmt;
+
+use serde::de::{self, Deserializer, MapAccess, Visitor};
+use serde::Deserialize;
+use serde_json::value::RawValue;
+
+/// A JSON object as an ordered list of keys and the raw text of their values.
+#[derive(Debug, Clone, Default)]
+pub struct RawObject<'a> {
+    pairs: Vec<(Cow<'a, str>, Cow<'a, RawValue>)>,
+}
+
+impl<'a> RawObject<'a> {
+    /// Parses `text` as one JSON object; `None` when it is not JSON or not an object.
+    pub fn parse(text: &'a str) -> Option<Self> {
+        serde_json::from_str(text).ok()
+    }
+
+    /// The raw value of `key` (the last occurrence, as `JSON.parse` does).
+    pub fn get(&self, key: &str) -> Option<&RawValue> {
+        self.pairs
+            .iter()
+            .rev()
+            .find(|(k, _)| k == key)
+            .map(|(_, v)| v.as_ref())
+    }
+
+    /// `key` as a string, when it is present and a JSON string.
+    pub fn str(&self, key: &str) -> Option<String> {
+        self.get(key).and_then(as_string)
+    }
+
+    /// Whether `key` is present (even as `null`).
+    pub fn has(&self, key: &str) -> bool {
+        self.get(key).is_some()
+    }
+
+    /// Sets `key` to `value`, in place when present (keeping its position, like a
+    /// JavaScript property assignment), else at the end.
+    pub fn set(&mut self, key: &str, value: Box<RawValue>) {
+        self.dedupe(key);
+        let value = Cow::Owned(value);
+        match self.pairs.iter_mut().find(|(k, _)| k == key) {
+            Some(pair) => pair.1 = value,
+            None => self.pairs.push((Cow::Owned(key.to_owned()), value)),
+        }
+    }
+
+    /// Removes `key` (every occurrence).
+    pub fn remove(&mut self, key: &str) {
+        self.pairs.retain(|(k, _)| k != key);
+    }
+
+    /// The keys in order, duplicates included.
+    pub fn keys(&self) -> impl Iterator<Item = &str> {
+        self.pairs.iter().map(|(k, _)| k.as_ref())
+    }
+
+    /// Writes the object as compact JSON, keys in order; a duplicated key keeps
+    /// its first position and its last value, as `JSON.stringify(JSON.parse(..))` does.
+    pub fn to_json(&self) -> String {
+        let mut out = String::with_capacity(self.pairs.iter().map(|(k, v)| k.len() + v.get().len() + 4).sum::<usize>() + 2);
+        out.push('{');
+        let mut first = true;
+        for (i, (key, _)) in self.pairs.iter().enumerate() {
+            if self.pairs[..i].iter().any(|(k, _)| k == key) {
+                continue;
+            }
+            if !first {
+                out.push(',');
+            }
+            first = false;
+            out.push_str(&serde_json::to_string(key.as_ref()).unwrap_or_default());
+            out.push(':');
+            out.push_str(self.get(key).map_or("null", RawValue::get));
+        }
+        out.push('}');
+        out
+    }
+
+    /// The object as an owned raw value.
+    pub fn to_raw(&self) -> Box<RawValue> {
+        raw(self.to_json())
+    }
+
+    fn dedupe(&mut self, key: &str) {
+        let count = self.pairs.iter().filter(|(k, _)| k == key).count();
+        if count > 1 {
+            let last = self.get(key).map(|v| v.to_owned());
+            self.remove(key);
+            if let Some(v) = last {
+                self.pairs.push((Cow::Owned(key.to_owned()), Cow::Owned(v)));
+            }
+        }
+    }
+}
+
+/// Reads a raw JSON value as a string, if it is one.
+pub fn as_string(value: &RawValue) -> Option<String> {
+    if value.get().starts_with('"') {
+        serde_json::from_str(value.get()).ok()
+    } else {
+        None
+    }
+}
+
+/// Wraps text that is known to be valid JSON as a raw value.
+///
+/// # Panics
+/// Never for text produced by `serde_json` or by [`RawObject::to_json`]; callers
+/// pass only such text.
+pub fn raw(json: String) -> Box<RawValue> {
+    RawValue::from_string(json).expect("text produced by a JSON writer is valid JSON")
+}
+
+/// Serialises any value to a raw JSON value.
+pub fn to_raw<T: serde::Serialize + ?Sized>(value: &T) -> Box<RawValue> {
+    raw(serde_json::to_string(value).unwrap_or_else(|_| "null".to_owned()))
+}
+
+/// JavaScript truthiness of a JSON value (`""`, `0`, `false`, `null` are falsy).
+pub fn is_truthy(value: Option<&RawValue>) -> bool {
+    match value.map(RawValue::get) {
+        None | Some("null" | "false" | "\"\"") => false,
+        Some(text) => !is_zero(text),
+    }
+}
+
+fn is_zero(text: &str) -> bool {
+    text.parse::<f64>().is_ok_and(|n| n == 0.0)
+}
+
+impl<'de: 'a, 'a> Deserialize<'de> for RawObject<'a> {
+    fn deserialize<D: Deserializer<'de>>(deserializer: D) -> Result<Self, D::Error> {
+        struct ObjectVisitor;
+        impl<'de> Visitor<'de> for ObjectVisitor {
+            type Value = RawObject<'de>;
+            fn expecting(&self, f: &mut fmt::Formatter) -> fmt::Result {
+                f.write_str("a JSON object")
+            }
+            fn visit_map<A: MapAccess<'de>>(self, mut map: A) -> Result<Self::Value, A::Error> {
+                let mut pairs = Vec::with_capacity(map.size_hint().unwrap_or(8));
+                while let Some(key) = map.next_key::<Cow<'de, str>>()? {
+                    let value: &'de RawValue = map.next_value()?;
+                    pairs.push((key, Cow::Borrowed(value)));
+                }
+                Ok(RawObject { pairs })
+            }
+        }
+        deserializer.deserialize_map(ObjectVisitor).map_err(de::Error::custom)
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn duplicate_keys_last_wins_first_position() {
+        let obj = RawObject::parse(r#"{"type":"a","id":"x","type":"b"}"#).unwrap();
+        assert_eq!(obj.str("type").as_deref(), Some("b"));
+        assert_eq!(obj.to_json(), r#"{"type":"b","id":"x"}"#);
+    }
+
+    #[test]
+    fn set_keeps_position_or_appends() {
+        let mut obj = RawObject::parse(r#"{"a":1,"b":2}"#).unwrap();
+        obj.set("a", to_raw(&5));
+        obj.set("c", to_raw("x"));
+        assert_eq!(obj.to_json(), r#"{"a":5,"b":2,"c":"x"}"#);
+    }
+
+    #[test]
+    fn values_round_trip_byte_exact() {
+        let text = r#"{"k":"\u00e9\ud83d\ude00","n":1.50,"o":{ "x" : [ 1 ] }}"#;
+        assert_eq!(RawObject::parse(text).unwrap().to_json(), text.replace("{ \"x\" : [ 1 ] }", "{ \"x\" : [ 1 ] }"));
+    }
+
+    #[test]
+    fn truthiness_matches_javascript() {
+        for (json, truthy) in [("\"\"", false), ("0", false), ("0.0", false), ("null", false), ("false", false), ("\"a\"", true), ("1", true), ("[]", true)] {
+            assert_eq!(is_truthy(Some(&raw(json.to_owned()))), truthy, "{json}");
+        }
+        assert!(!is_truthy(None));
+    }
+}

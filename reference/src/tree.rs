@@ -1,0 +1,370 @@
+//! The entry tree: index by id, parents, children, labels and the leaf (000 "Tree semantics"; 002 "Tree Structure"; pi-mono §4).
+//!
+//! Invariant: no walk follows the input's depth with recursion, and no walk can
+//! loop. A parent chain that returns to an entry it has passed stops there, so a
+//! cycle `X→Y→X` gives the path `[X, Y]` (what omp 18.2.3 does; pi-mono and omp
+//! 13.19.0 hang). [`Tree::tree`] lists every id exactly once: a cycle with no root
+//! is cut where the walk from its first entry in file order closes it.
+//!
+//! Duplicate ids: the later entry wins for lookups (as `Map.set` does), and keeps
+//! the first one's position in listings.
+
+use std::collections::{HashMap, HashSet};
+
+use crate::ids::parse_iso_ms;
+use crate::model::{Entry, EntryKind};
+
+/// An index over a session's entries.
+#[derive(Debug, Clone, Default)]
+pub struct Tree {
+    entries: Vec<Entry>,
+    by_id: HashMap<String, usize>,
+    labels: HashMap<String, Label>,
+    label_seq: u64,
+    leaf: Option<String>,
+}
+
+/// A label currently set on an entry.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Label {
+    /// The label text, verbatim.
+    pub text: String,
+    /// The timestamp of the label entry that set it.
+    pub timestamp: Option<String>,
+    seq: u64,
+}
+
+/// One node of [`Tree::tree`], flat: children are listed by id.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct TreeNode {
+    /// The entry id.
+    pub id: String,
+    /// The entry's `parentId` as written (it may be missing from the session).
+    pub parent_id: Option<String>,
+    /// The entry's `type`.
+    pub entry_type: String,
+    /// The current label of the entry.
+    pub label: Option<String>,
+    /// Child ids, sorted by timestamp (stable; unparseable timestamps first).
+    pub children: Vec<String>,
+}
+
+/// An operation named an entry that does not exist (`Entry <id> not found`).
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct NotFound(pub String);
+
+impl std::fmt::Display for NotFound {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        write!(f, "Entry {} not found", self.0)
+    }
+}
+
+impl std::error::Error for NotFound {}
+
+impl Tree {
+    /// Indexes loaded entries; the leaf is the last entry (in file order) that has an id.
+    pub fn new(entries: Vec<Entry>) -> Tree {
+        let mut tree = Tree { entries: Vec::with_capacity(entries.len()), ..Tree::default() };
+        for entry in entries {
+            tree.push(entry);
+        }
+        tree.leaf = tree.entries.iter().rev().find_map(|e| e.id.clone());
+        tree
+    }
+
+    /// Adds an entry at the end and makes it the leaf (when it has an id).
+    pub fn push(&mut self, entry: Entry) {
+        if let EntryKind::Label { target_id: Some(target), label } = &entry.kind {
+            match label {
+                Some(text) => {
+                    self.label_seq += 1;
+                    let label = Label { text: text.clone(), timestamp: entry.timestamp.clone(), seq: self.label_seq };
+                    self.labels.insert(target.clone(), label);
+                }
+                None => {
+                    self.labels.remove(target);
+                }
+            }
+        }
+        if let Some(id) = &entry.id {
+            self.by_id.insert(id.clone(), self.entries.len());
+            self.leaf = Some(id.clone());
+        }
+        self.entries.push(entry);
+    }
+
+    /// All entries in file and append order, duplicates included.
+    pub fn entries(&self) -> &[Entry] {
+        &self.entries
+    }
+
+    /// Gives the entries back.
+    pub fn into_entries(self) -> Vec<Entry> {
+        self.entries
+    }
+
+    /// The entry with `id` (the last one when ids repeat).
+    pub fn get(&self, id: &str) -> Option<&Entry> {
+        self.by_id.get(id).map(|&i| &self.entries[i])
+    }
+
+    /// Index of the entry with `id` in [`Tree::entries`].
+    pub fn index_of(&self, id: &str) -> Option<usize> {
+        self.by_id.get(id).copied()
+    }
+
+    /// Whether `id` names an entry.
+    pub fn contains(&self, id: &str) -> bool {
+        self.by_id.contains_key(id)
+    }
+
+    /// The current leaf id (`None` after [`Tree::reset_leaf`] or for an empty session).
+    pub fn leaf(&self) -> Option<&str> {
+        self.leaf.as_deref()
+    }
+
+    /// Moves the leaf to `id`; entries are not touched.
+    pub fn branch(&mut self, id: &str) -> Result<(), NotFound> {
+        if !self.contains(id) {
+            return Err(NotFound(id.to_owned()));
+        }
+        self.leaf = Some(id.to_owned());
+        Ok(())
+    }
+
+    /// Sets the leaf to none: the next append is a new root.
+    pub fn reset_leaf(&mut self) {
+        self.leaf = None;
+    }
+
+    /// The current label of `id`.
+    pub fn label(&self, id: &str) -> Option<&str> {
+        self.labels.get(id).map(|l| l.text.as_str())
+    }
+
+    /// Labels in the order they were (last) set: `(target, label)`.
+    pub fn labels_in_order(&self) -> Vec<(&str, &Label)> {
+        let mut labels: Vec<_> = self.labels.iter().map(|(k, v)| (k.as_str(), v)).collect();
+        labels.sort_by_key(|(_, l)| l.seq);
+        labels
+    }
+
+    /// Entries whose `parentId` is `parent` (`None`: the `parentId:null` roots), in first-appearance order.
+    pub fn children(&self, parent: Option<&str>) -> Vec<&Entry> {
+        let mut seen = HashSet::new();
+        self.entries
+            .iter()
+            .filter_map(|e| {
+                let id = e.id.as_deref()?;
+                seen.insert(id).then(|| &self.entries[self.by_id[id]])
+            })
+            .filter(|e| match parent {
+                Some(p) => e.parent_id.as_deref() == Some(p),
+                None => is_null_parent(e),
+            })
+            .collect()
+    }
+
+    /// Indices of the root→`start` path; stops at a missing parent or a repeated entry.
+    pub fn path_from_index(&self, start: usize) -> Vec<usize> {
+        let mut path = vec![start];
+        let mut seen: HashSet<usize> = HashSet::from([start]);
+        let mut current = start;
+        while let Some(parent) = self.entries[current].parent_id.as_deref().and_then(|p| self.index_of(p)) {
+            if !seen.insert(parent) {
+                break;
+            }
+            path.push(parent);
+            current = parent;
+        }
+        path.reverse();
+        path
+    }
+
+    /// The root→`from` path (`from` defaults to the leaf); empty for an unknown id or no leaf.
+    pub fn branch_path(&self, from: Option<&str>) -> Vec<&Entry> {
+        let Some(start) = from.or(self.leaf()).and_then(|id| self.index_of(id)) else {
+            return Vec::new();
+        };
+        self.path_from_index(start).into_iter().map(|i| &self.entries[i]).collect()
+    }
+
+    /// The whole tree as a flat pre-order list of nodes; every id exactly once.
+    pub fn tree(&self) -> Vec<TreeNode> {
+        let nodes = self.unique_nodes();
+        let position: HashMap<&str, usize> = nodes.iter().enumerate().map(|(n, &i)| (id_of(&self.entries[i]), n)).collect();
+        let parent: Vec<Option<usize>> = nodes
+            .iter()
+            .enumerate()
+            .map(|(n, &i)| self.entries[i].parent_id.as_deref().and_then(|p| position.get(p).copied()).filter(|&p| p != n))
+            .collect();
+        let parent = cut_cycles(parent);
+        let mut children: Vec<Vec<usize>> = vec![Vec::new(); nodes.len()];
+        let mut roots = Vec::new();
+        for (n, p) in parent.iter().enumerate() {
+            match p {
+                Some(p) => children[*p].push(n),
+                None => roots.push(n),
+            }
+        }
+        for list in &mut children {
+            list.sort_by_key(|&n| sort_key(&self.entries[nodes[n]]));
+        }
+        let mut out = Vec::with_capacity(nodes.len());
+        let mut stack: Vec<usize> = roots.into_iter().rev().collect();
+        while let Some(n) = stack.pop() {
+            let entry = &self.entries[nodes[n]];
+            let id = id_of(entry);
+            out.push(TreeNode {
+                id: id.to_owned(),
+                parent_id: entry.parent_id.clone(),
+                entry_type: entry.type_name(),
+                label: self.label(id).map(str::to_owned),
+                children: children[n].iter().map(|&c| id_of(&self.entries[nodes[c]]).to_owned()).collect(),
+            });
+            stack.extend(children[n].iter().rev());
+        }
+        out
+    }
+
+    /// For each distinct id, the index of the entry that wins (the last), in first-appearance order.
+    fn unique_nodes(&self) -> Vec<usize> {
+        let mut seen = HashSet::new();
+        self.entries
+            .iter()
+            .filter_map(|e| e.id.as_deref())
+            .filter(|id| seen.insert(*id))
+            .map(|id| self.by_id[id])
+            .collect()
+    }
+}
+
+fn id_of(entry: &Entry) -> &str {
+    entry.id.as_deref().unwrap_or_default()
+}
+
+/// Whether the entry's `parentId` is exactly `null` (what `getChildren(null)` matches).
+fn is_null_parent(entry: &Entry) -> bool {
+    entry.parent_id.is_none() && entry.object().get("parentId").is_some_and(|v| v.get() == "null")
+}
+
+/// Children sort by timestamp; an unparseable one sorts first (JavaScript's NaN comparisons, settled).
+fn sort_key(entry: &Entry) -> i64 {
+    entry.timestamp.as_deref().and_then(parse_iso_ms).unwrap_or(i64::MIN)
+}
+
+/// Makes every node reach a root: where a parent chain closes on itself, the node
+/// at which it closes becomes a root. Iterative; each node is resolved once.
+fn cut_cycles(mut parent: Vec<Option<usize>>) -> Vec<Option<usize>> {
+    #[derive(Clone, Copy, PartialEq)]
+    enum State {
+        Unvisited,
+        OnPath,
+        Done,
+    }
+    let mut state = vec![State::Unvisited; parent.len()];
+    for start in 0..parent.len() {
+        let mut path = Vec::new();
+        let mut current = Some(start);
+        while let Some(n) = current {
+            match state[n] {
+                State::Done => break,
+                State::OnPath => {
+                    parent[n] = None;
+                    break;
+                }
+                State::Unvisited => {
+                    state[n] = State::OnPath;
+                    path.push(n);
+                    current = parent[n];
+                }
+            }
+        }
+        for n in path {
+            state[n] = State::Done;
+        }
+    }
+    parent
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::raw::{raw, RawObject};
+
+    fn entry(id: &str, parent: Option<&str>, ts: &str) -> Entry {
+        let text = serde_json::json!({"type":"message","id":id,"parentId":parent,"timestamp":ts,"message":{"role":"user"}}).to_string();
+        Entry::from_object(&RawObject::parse(&text).unwrap(), raw(text.clone()), 0)
+    }
+
+    fn label(id: &str, target: &str, text: Option<&str>) -> Entry {
+        let text = serde_json::json!({"type":"label","id":id,"parentId":null,"timestamp":"t","targetId":target,"label":text}).to_string();
+        Entry::from_object(&RawObject::parse(&text).unwrap(), raw(text.clone()), 0)
+    }
+
+    fn ids(nodes: &[TreeNode]) -> Vec<&str> {
+        nodes.iter().map(|n| n.id.as_str()).collect()
+    }
+
+    #[test]
+    fn children_sort_by_time_and_roots_keep_file_order() {
+        let tree = Tree::new(vec![
+            entry("r2", None, "2026-01-01T00:00:00Z"),
+            entry("r1", None, "2020-01-01T00:00:00Z"),
+            entry("x", Some("r2"), "garbage"),
+            entry("y", Some("r2"), "2025-01-01T00:00:00Z"),
+            entry("z", Some("r2"), "2024-01-01T00:00:00Z"),
+            entry("o", Some("missing"), "2024-01-01T00:00:00Z"),
+            entry("s", Some("s"), "2024-01-01T00:00:00Z"),
+        ]);
+        let nodes = tree.tree();
+        assert_eq!(ids(&nodes), ["r2", "x", "z", "y", "r1", "o", "s"]);
+        assert_eq!(nodes[0].children, ["x", "z", "y"]);
+        let roots: Vec<_> = tree.children(None).iter().map(|e| e.id.clone().unwrap()).collect();
+        assert_eq!(roots, ["r2", "r1"]);
+        assert_eq!(tree.leaf(), Some("s"));
+    }
+
+    #[test]
+    fn cycles_terminate_and_list_every_id_once() {
+        let tree = Tree::new(vec![entry("x", Some("y"), "t"), entry("y", Some("x"), "t"), entry("z", Some("y"), "t")]);
+        let path: Vec<_> = tree.branch_path(Some("y")).iter().map(|e| e.id.clone().unwrap()).collect();
+        assert_eq!(path, ["x", "y"]);
+        let nodes = tree.tree();
+        let mut listed = ids(&nodes);
+        listed.sort_unstable();
+        assert_eq!(listed, ["x", "y", "z"]);
+    }
+
+    #[test]
+    fn million_entry_chain_needs_no_recursion() {
+        let mut entries = Vec::with_capacity(1_000_000);
+        entries.push(entry("e0", None, "t"));
+        for i in 1..1_000_000 {
+            entries.push(entry(&format!("e{i}"), Some(&format!("e{}", i - 1)), "t"));
+        }
+        let tree = Tree::new(entries);
+        assert_eq!(tree.branch_path(None).len(), 1_000_000);
+        assert_eq!(tree.tree().len(), 1_000_000);
+    }
+
+    #[test]
+    fn labels_set_clear_and_order() {
+        let mut tree = Tree::new(vec![entry("a", None, "t"), entry("b", Some("a"), "t")]);
+        for l in [label("l1", "b", Some("B1")), label("l2", "a", Some("A1")), label("l3", "b", None), label("l4", "b", Some("B2")), label("l5", "ghost", Some("boo"))] {
+            tree.push(l);
+        }
+        assert_eq!(tree.label("b"), Some("B2"));
+        assert_eq!(tree.label("ghost"), Some("boo"));
+        let order: Vec<_> = tree.labels_in_order().iter().map(|(t, _)| *t).collect();
+        assert_eq!(order, ["a", "b", "ghost"]);
+    }
+
+    #[test]
+    fn duplicate_ids_later_wins() {
+        let mut tree = Tree::new(vec![entry("r", None, "t"), entry("d", Some("r"), "t1"), entry("d", Some("r"), "t2")]);
+        assert_eq!(tree.get("d").unwrap().timestamp.as_deref(), Some("t2"));
+        assert_eq!(tree.tree().len(), 2);
+        assert_eq!(tree.branch(""), Err(NotFound(String::new())));
+    }
+}
