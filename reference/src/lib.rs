@@ -33,3 +33,7 @@ pub mod parse;
 pub mod migrate;
 pub mod tree;
 pub mod context;
+pub mod storage;
+pub mod blobs;
+pub mod persist;
+pub mod session;

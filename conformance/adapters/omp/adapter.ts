@@ -59,13 +59,16 @@ console.debug = toStderr;
 console.warn = toStderr;
 console.error = toStderr;
 
-process.on("unhandledRejection", (reason: unknown) => {
-	// 13.19.0 fires `void this.#rewriteFile()` from append*, whose rejection nobody awaits.
-	toStderr("[omp-adapter] unhandled rejection:", reason instanceof Error ? reason.stack ?? reason.message : reason);
-});
-process.on("uncaughtException", (err: unknown) => {
-	toStderr("[omp-adapter] uncaught exception:", err instanceof Error ? err.stack ?? err.message : err);
-});
+function installProcessHandlers() {
+	process.on("unhandledRejection", (reason: unknown) => {
+		// 13.19.0 fires `void this.#rewriteFile()` from append*, whose rejection nobody awaits.
+		toStderr("[omp-adapter] unhandled rejection:", reason instanceof Error ? reason.stack ?? reason.message : reason);
+	});
+	process.on("uncaughtException", (err: unknown) => {
+		toStderr("[omp-adapter] uncaught exception:", err instanceof Error ? err.stack ?? err.message : err);
+	});
+}
+installProcessHandlers();
 
 // ---------------------------------------------------------------------------------------------
 // Library import
@@ -101,6 +104,16 @@ if (typeof utils.setTransports === "function") {
 		toStderr("[omp-adapter] setTransports failed:", err);
 	}
 }
+
+// pi-utils' postmortem module (loaded with the library) registers process handlers that would end the
+// adapter: unhandledRejection/uncaughtException -> process.exit(1), and async SIGTERM/SIGINT/SIGHUP
+// handlers that only run when the event loop is free, so a case stuck in a busy loop (13.19.0 on a
+// parentId cycle) ignores SIGTERM. Drop them: signals get their default action again, and a stray
+// rejection is logged instead of killing the process. Session behaviour is not affected.
+for (const event of ["unhandledRejection", "uncaughtException", "SIGTERM", "SIGINT", "SIGHUP", "exit"] as const) {
+	process.removeAllListeners(event);
+}
+installProcessHandlers();
 
 const OPERATIONS = ["load", "context", "tree", "apply", "persist"];
 
@@ -448,6 +461,36 @@ function hello() {
 	};
 }
 
+/** run.sh's throwaway HOMEs of adapters that were killed (SIGKILL/timeout) are removed by the next start. */
+function sweepStaleHomes() {
+	const own = process.env.OMP_ADAPTER_PROCESS_HOME;
+	if (!own || !own.includes("omp-adapter-home.")) return;
+	try {
+		fs.writeFileSync(path.join(own, ".adapter-pid"), String(process.pid));
+		const parent = path.dirname(own);
+		for (const name of fs.readdirSync(parent)) {
+			if (!name.startsWith("omp-adapter-home.")) continue;
+			const candidate = path.join(parent, name);
+			if (candidate === own) continue;
+			let pid: number;
+			try {
+				pid = Number(fs.readFileSync(path.join(candidate, ".adapter-pid"), "utf8"));
+			} catch {
+				continue; // not started yet, or not ours
+			}
+			let alive = true;
+			try {
+				process.kill(pid, 0);
+			} catch (err) {
+				alive = (err as any)?.code === "EPERM";
+			}
+			if (!alive) fs.rmSync(candidate, { recursive: true, force: true });
+		}
+	} catch (err) {
+		logError("sweeping stale adapter homes failed", err);
+	}
+}
+
 function cleanupOwnHome() {
 	// run.sh makes a throwaway process HOME and tells us so; remove it on a clean exit.
 	const own = process.env.OMP_ADAPTER_PROCESS_HOME;
@@ -460,6 +503,7 @@ function cleanupOwnHome() {
 }
 
 async function main() {
+	sweepStaleHomes();
 	const oneShot = process.argv.slice(2).includes("--one-shot");
 	for await (const raw of stdinLines()) {
 		const line = raw.endsWith("\r") ? raw.slice(0, -1) : raw;

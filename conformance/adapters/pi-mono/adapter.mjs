@@ -61,8 +61,28 @@ process.on("unhandledRejection", (err) => log(`unhandledRejection: ${err && err.
 // per-request values are set before every library call.
 let lib;
 async function loadLibrary() {
-	if (!lib) lib = await import("@mariozechner/pi-coding-agent");
+	if (!lib) {
+		lib = await import("@mariozechner/pi-coding-agent");
+		restoreDefaultSignals();
+	}
 	return lib;
+}
+
+// Importing the package pulls in `signal-exit`, which installs JavaScript
+// listeners for SIGTERM/SIGINT/SIGHUP/... A JavaScript listener cannot run
+// while the library spins in one of its known infinite loops (a parentId
+// cycle in getBranch/buildSessionContext), so a hung adapter would ignore the
+// runner's SIGTERM and only die to SIGKILL. Removing those process-level
+// listeners restores the default "terminate" action. It changes nothing in
+// the session library's behaviour (they only run exit hooks for the TUI).
+function restoreDefaultSignals() {
+	for (const sig of ["SIGTERM", "SIGINT", "SIGHUP", "SIGQUIT"]) {
+		try {
+			process.removeAllListeners(sig);
+		} catch {
+			/* ignore */
+		}
+	}
 }
 
 // ---------------------------------------------------------------------------

@@ -1,0 +1,220 @@
+//! What a value looks like when written: truncation, transient fields, line counts, image blobs (000 "Truncation and blob externalization"; omp K, L).
+//!
+//! Applies to the omp profile; pi-mono writes values as they are (pi-mono 8.1).
+//!
+//! - A string longer than [`MAX_PERSIST_CHARS`] UTF-16 code units (as JavaScript
+//!   counts) keeps its first `500000 - 47` units, never half a surrogate pair, and
+//!   ends with [`TRUNCATION_NOTICE`].
+//! - `partialJson` and `jsonlEvents` are dropped at any depth.
+//! - An object that changed and has a string `content` and a numeric `lineCount`
+//!   gets `lineCount = content.split("\n").length`.
+//! - An image block (`{"type":"image","data":…}`) in a `content` array whose base64
+//!   is at least [`BLOB_THRESHOLD`] characters is stored in the blob store and
+//!   replaced by its `blob:sha256:` reference; [`resolve_blobs`] undoes that on load.
+
+use std::path::Path;
+
+use serde_json::{Map, Value};
+
+use crate::blobs::{self, BlobRef, BLOB_PREFIX};
+use crate::storage::Storage;
+
+/// Strings longer than this many UTF-16 code units are truncated.
+pub const MAX_PERSIST_CHARS: usize = 500_000;
+
+/// Appended to a truncated string (47 UTF-16 units, the leading newlines included).
+pub const TRUNCATION_NOTICE: &str = "\n\n[Session persistence truncated large content]";
+
+/// Image data of at least this many base64 characters goes to the blob store.
+pub const BLOB_THRESHOLD: usize = 1024;
+
+/// A blob that [`prepare`] took out of a value and that must be written.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct PendingBlob {
+    /// Its reference.
+    pub blob: BlobRef,
+    /// Its bytes.
+    pub bytes: Vec<u8>,
+}
+
+/// Prepares `value` for writing; returns the blobs to store. Reports whether anything changed.
+pub fn prepare(value: &mut Value, blobs: &mut Vec<PendingBlob>) -> bool {
+    match value {
+        Value::String(s) => match truncate(s) {
+            Some(t) => {
+                *s = t;
+                true
+            }
+            None => false,
+        },
+        Value::Array(items) => items.iter_mut().fold(false, |changed, v| prepare(v, blobs) | changed),
+        Value::Object(map) => prepare_object(map, blobs),
+        _ => false,
+    }
+}
+
+fn prepare_object(map: &mut Map<String, Value>, blobs: &mut Vec<PendingBlob>) -> bool {
+    let mut changed = map.remove("partialJson").is_some() | map.remove("jsonlEvents").is_some();
+    for (key, value) in map.iter_mut() {
+        changed |= prepare(value, blobs);
+        if key == "content" {
+            if let Value::Array(items) = value {
+                changed |= items.iter_mut().fold(false, |c, item| externalize_image(item, blobs) | c);
+            }
+        }
+    }
+    if changed {
+        if let (Some(Value::String(content)), Some(Value::Number(_))) = (map.get("content"), map.get("lineCount")) {
+            let lines = content.split('\n').count();
+            map.insert("lineCount".to_owned(), Value::from(lines));
+        }
+    }
+    changed
+}
+
+fn externalize_image(item: &mut Value, blobs: &mut Vec<PendingBlob>) -> bool {
+    let Some(block) = item.as_object_mut() else { return false };
+    if block.get("type").and_then(Value::as_str) != Some("image") {
+        return false;
+    }
+    let Some(Value::String(data)) = block.get_mut("data") else { return false };
+    if data.len() < BLOB_THRESHOLD || data.starts_with(BLOB_PREFIX) {
+        return false;
+    }
+    let Some(bytes) = blobs::decode_base64(data) else { return false };
+    let blob = BlobRef::for_bytes(&bytes);
+    *data = blob.to_string();
+    blobs.push(PendingBlob { blob, bytes });
+    true
+}
+
+/// Truncates a string longer than [`MAX_PERSIST_CHARS`] UTF-16 units; `None` when it fits.
+pub fn truncate(s: &str) -> Option<String> {
+    // A UTF-8 string has at least as many bytes as UTF-16 units: short strings fit.
+    if s.len() <= MAX_PERSIST_CHARS || utf16_len(s) <= MAX_PERSIST_CHARS {
+        return None;
+    }
+    let keep = MAX_PERSIST_CHARS - utf16_len(TRUNCATION_NOTICE);
+    let mut units = 0;
+    let mut end = 0;
+    for (i, c) in s.char_indices() {
+        if units + c.len_utf16() > keep {
+            break;
+        }
+        units += c.len_utf16();
+        end = i + c.len_utf8();
+    }
+    let mut out = String::with_capacity(end + TRUNCATION_NOTICE.len());
+    out.push_str(&s[..end]);
+    out.push_str(TRUNCATION_NOTICE);
+    Some(out)
+}
+
+/// The length of a string as JavaScript counts it.
+pub fn utf16_len(s: &str) -> usize {
+    s.chars().map(char::len_utf16).sum()
+}
+
+/// Replaces valid blob references in image blocks of `content` arrays by their base64 data.
+/// Missing blobs and invalid references are left as they are; invalid ones are returned.
+pub fn resolve_blobs(value: &mut Value, storage: &dyn Storage, dir: &Path, invalid: &mut Vec<String>) -> bool {
+    match value {
+        Value::Array(items) => items.iter_mut().fold(false, |c, v| resolve_blobs(v, storage, dir, invalid) | c),
+        Value::Object(map) => {
+            let mut changed = false;
+            let is_image = map.get("type").and_then(Value::as_str) == Some("image");
+            if let (true, Some(Value::String(data))) = (is_image, map.get_mut("data")) {
+                match BlobRef::parse(data) {
+                    Ok(Some(blob)) => {
+                        if let Some(bytes) = blobs::get(storage, dir, &blob) {
+                            *data = blobs::encode_base64(&bytes);
+                            changed = true;
+                        }
+                    }
+                    Ok(None) => {}
+                    Err(bad) => invalid.push(bad.0),
+                }
+            }
+            for v in map.values_mut() {
+                changed |= resolve_blobs(v, storage, dir, invalid);
+            }
+            changed
+        }
+        _ => false,
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use serde_json::json;
+
+    fn utf16(s: &str) -> usize {
+        utf16_len(s)
+    }
+
+    #[test]
+    fn truncation_counts_utf16_and_keeps_surrogate_pairs_whole() {
+        let emoji = "\u{1F600}";
+        let cases = [
+            ("x".repeat(499_999), 499_999),
+            ("x".repeat(500_000), 500_000),
+            ("x".repeat(500_001), 500_000),
+            ("\u{e9}".repeat(500_001), 500_000),
+            (format!("{}{emoji}{}", "x".repeat(499_952), "y".repeat(100)), 499_999),
+            (format!("{}{emoji}{}", "x".repeat(499_951), "y".repeat(100)), 500_000),
+        ];
+        for (input, expected) in cases {
+            let mut value = Value::String(input.clone());
+            prepare(&mut value, &mut Vec::new());
+            let out = value.as_str().unwrap();
+            assert_eq!(utf16(out), expected, "input of {} units", utf16(&input));
+            if utf16(&input) > MAX_PERSIST_CHARS {
+                assert!(out.ends_with(TRUNCATION_NOTICE));
+            }
+        }
+    }
+
+    #[test]
+    fn transient_fields_dropped_and_line_count_recomputed() {
+        let mut value = json!({"partialJson":"{", "nested":{"jsonlEvents":[1], "partialJson":"y"}, "content":"one\ntwo", "lineCount":99});
+        prepare(&mut value, &mut Vec::new());
+        assert_eq!(value, json!({"nested":{}, "content":"one\ntwo", "lineCount":2}));
+        let mut untouched = json!({"content":"one\ntwo", "lineCount":99});
+        assert!(!prepare(&mut untouched, &mut Vec::new()));
+        let mut long = json!({"content": format!("{}{}", "l1\n".repeat(10), "z".repeat(500_010)), "lineCount": 5});
+        prepare(&mut long, &mut Vec::new());
+        assert_eq!(long["lineCount"], 13);
+    }
+
+    #[test]
+    fn images_at_threshold_go_to_blobs() {
+        for (len, externalized) in [(1023, false), (1024, true)] {
+            let data = "A".repeat(len);
+            let mut value = json!({"content":[{"type":"image","data":data,"mimeType":"image/png"}]});
+            let mut blobs = Vec::new();
+            prepare(&mut value, &mut blobs);
+            assert_eq!(blobs.len(), usize::from(externalized), "{len}");
+            let stored = value["content"][0]["data"].as_str().unwrap();
+            assert_eq!(stored.starts_with(BLOB_PREFIX), externalized, "{len}");
+        }
+    }
+
+    #[test]
+    fn blobs_resolve_back_and_bad_refs_stay() {
+        let mut storage = crate::storage::MemoryStorage::default();
+        let dir = Path::new("/b");
+        let mut value = json!({"content":[{"type":"image","data":"A".repeat(1024)}]});
+        let mut pending = Vec::new();
+        prepare(&mut value, &mut pending);
+        for p in &pending {
+            blobs::put(&mut storage, dir, &p.bytes).unwrap();
+        }
+        let mut invalid = Vec::new();
+        assert!(resolve_blobs(&mut value, &storage, dir, &mut invalid));
+        assert_eq!(value["content"][0]["data"], "A".repeat(1024));
+        let mut bad = json!({"content":[{"type":"image","data":"blob:sha256:../../etc/passwd"}]});
+        assert!(!resolve_blobs(&mut bad, &storage, dir, &mut invalid));
+        assert_eq!(invalid, ["blob:sha256:../../etc/passwd"]);
+    }
+}

@@ -1,0 +1,175 @@
+//! Where bytes go: a storage trait with a file backend and an in-memory backend (000 "Storage abstraction").
+//!
+//! Invariant: a full rewrite is atomic (temp file in the same directory, write,
+//! fsync, rename), so a reader sees the old file or the new one, never half of one.
+
+use std::collections::BTreeMap;
+use std::fs::{self, File, OpenOptions};
+use std::io::{self, Write};
+use std::path::{Path, PathBuf};
+
+/// The filesystem operations the session manager needs.
+pub trait Storage {
+    /// Reads a whole file; `Ok(None)` when it does not exist.
+    fn read(&self, path: &Path) -> io::Result<Option<Vec<u8>>>;
+    /// Appends bytes to a file, creating it when missing.
+    fn append(&mut self, path: &Path, bytes: &[u8]) -> io::Result<()>;
+    /// Makes appended bytes durable (`fsync`).
+    fn sync(&mut self, path: &Path) -> io::Result<()>;
+    /// Replaces a file atomically: temp file, fsync, rename.
+    fn write_atomic(&mut self, path: &Path, bytes: &[u8]) -> io::Result<()>;
+    /// Renames a file.
+    fn rename(&mut self, from: &Path, to: &Path) -> io::Result<()>;
+    /// Whether a file exists.
+    fn exists(&self, path: &Path) -> bool;
+}
+
+/// The real filesystem.
+#[derive(Debug, Default)]
+pub struct FileStorage {
+    open: Option<(PathBuf, File)>,
+}
+
+impl FileStorage {
+    fn writer(&mut self, path: &Path) -> io::Result<&mut File> {
+        if self.open.as_ref().is_none_or(|(p, _)| p != path) {
+            if let Some(dir) = path.parent().filter(|d| !d.as_os_str().is_empty()) {
+                fs::create_dir_all(dir)?;
+            }
+            let file = OpenOptions::new().create(true).append(true).open(path)?;
+            self.open = Some((path.to_owned(), file));
+        }
+        match &mut self.open {
+            Some((_, file)) => Ok(file),
+            None => Err(io::Error::other("no open file")),
+        }
+    }
+}
+
+impl Storage for FileStorage {
+    fn read(&self, path: &Path) -> io::Result<Option<Vec<u8>>> {
+        match fs::read(path) {
+            Ok(bytes) => Ok(Some(bytes)),
+            Err(e) if e.kind() == io::ErrorKind::NotFound => Ok(None),
+            Err(e) => Err(e),
+        }
+    }
+
+    fn append(&mut self, path: &Path, bytes: &[u8]) -> io::Result<()> {
+        self.writer(path)?.write_all(bytes)
+    }
+
+    fn sync(&mut self, path: &Path) -> io::Result<()> {
+        if path.exists() {
+            self.writer(path)?.sync_all()?;
+        }
+        Ok(())
+    }
+
+    fn write_atomic(&mut self, path: &Path, bytes: &[u8]) -> io::Result<()> {
+        self.open = None;
+        let dir = path.parent().filter(|d| !d.as_os_str().is_empty()).unwrap_or(Path::new("."));
+        fs::create_dir_all(dir)?;
+        let name = path.file_name().map(|n| n.to_string_lossy().into_owned()).unwrap_or_default();
+        let temp = dir.join(format!(".{name}.{}.tmp", std::process::id()));
+        let result = (|| {
+            let mut file = File::create(&temp)?;
+            file.write_all(bytes)?;
+            file.sync_all()?;
+            drop(file);
+            fs::rename(&temp, path)
+        })();
+        if result.is_err() {
+            let _ = fs::remove_file(&temp);
+        }
+        result
+    }
+
+    fn rename(&mut self, from: &Path, to: &Path) -> io::Result<()> {
+        self.open = None;
+        fs::rename(from, to)
+    }
+
+    fn exists(&self, path: &Path) -> bool {
+        path.exists()
+    }
+}
+
+/// A map from path to bytes, for tests and sessions that are never written.
+#[derive(Debug, Default, Clone)]
+pub struct MemoryStorage {
+    /// The files.
+    pub files: BTreeMap<PathBuf, Vec<u8>>,
+    /// When set, every write fails with this message (to test error latching).
+    pub fail_writes: Option<String>,
+}
+
+impl MemoryStorage {
+    fn check(&self) -> io::Result<()> {
+        match &self.fail_writes {
+            Some(message) => Err(io::Error::other(message.clone())),
+            None => Ok(()),
+        }
+    }
+}
+
+impl Storage for MemoryStorage {
+    fn read(&self, path: &Path) -> io::Result<Option<Vec<u8>>> {
+        Ok(self.files.get(path).cloned())
+    }
+
+    fn append(&mut self, path: &Path, bytes: &[u8]) -> io::Result<()> {
+        self.check()?;
+        self.files.entry(path.to_owned()).or_default().extend_from_slice(bytes);
+        Ok(())
+    }
+
+    fn sync(&mut self, _path: &Path) -> io::Result<()> {
+        self.check()
+    }
+
+    fn write_atomic(&mut self, path: &Path, bytes: &[u8]) -> io::Result<()> {
+        self.check()?;
+        self.files.insert(path.to_owned(), bytes.to_vec());
+        Ok(())
+    }
+
+    fn rename(&mut self, from: &Path, to: &Path) -> io::Result<()> {
+        self.check()?;
+        let bytes = self.files.remove(from).ok_or_else(|| io::Error::from(io::ErrorKind::NotFound))?;
+        self.files.insert(to.to_owned(), bytes);
+        Ok(())
+    }
+
+    fn exists(&self, path: &Path) -> bool {
+        self.files.contains_key(path)
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn file_storage_appends_and_rewrites_atomically() {
+        let dir = tempfile::tempdir().unwrap();
+        let path = dir.path().join("sub/s.jsonl");
+        let mut storage = FileStorage::default();
+        assert_eq!(storage.read(&path).unwrap(), None);
+        storage.append(&path, b"a\n").unwrap();
+        storage.append(&path, b"b\n").unwrap();
+        storage.sync(&path).unwrap();
+        assert_eq!(storage.read(&path).unwrap().unwrap(), b"a\nb\n");
+        storage.write_atomic(&path, b"c\n").unwrap();
+        assert_eq!(fs::read(&path).unwrap(), b"c\n");
+        let leftovers: Vec<_> = fs::read_dir(path.parent().unwrap()).unwrap().collect();
+        assert_eq!(leftovers.len(), 1, "no temp file is left behind");
+    }
+
+    #[test]
+    fn memory_storage_can_fail() {
+        let mut storage = MemoryStorage { fail_writes: Some("disk full".into()), ..MemoryStorage::default() };
+        assert!(storage.append(Path::new("x"), b"a").is_err());
+        assert!(!storage.exists(Path::new("x")));
+    }
+}
