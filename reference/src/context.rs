@@ -180,9 +180,6 @@ fn pi_settings(objects: &[RawObject<'_>], tree: &Tree, path: &[usize], messages:
             _ => {}
         }
     }
-    if path.is_empty() {
-        thinking_level = Some(to_raw("off"));
-    }
     PiContext { messages, thinking_level, model }
 }
 

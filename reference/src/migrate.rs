@@ -105,7 +105,7 @@ pub fn set_header_version(header: &mut SessionHeader, version: u32) {
 }
 
 fn whole_index(index: f64) -> Option<usize> {
-    if index.fract() == 0.0 && index >= 0.0 && index < 1e15 {
+    if index.fract() == 0.0 && (0.0..1e15).contains(&index) {
         // Checked above: a non-negative whole number well inside usize.
         #[allow(clippy::cast_possible_truncation, clippy::cast_sign_loss)]
         Some(index as usize)

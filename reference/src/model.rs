@@ -218,8 +218,7 @@ pub fn js_version(value: Option<&RawValue>) -> f64 {
     let Some(value) = value else { return 1.0 };
     let text = value.get();
     match text {
-        "null" => 1.0,
-        "true" => 1.0,
+        "null" | "true" => 1.0,
         "false" => 0.0,
         _ if text.starts_with('"') => {
             let s = as_string(value).unwrap_or_default();
@@ -235,6 +234,7 @@ pub fn js_version(value: Option<&RawValue>) -> f64 {
 }
 
 #[cfg(test)]
+#[allow(clippy::float_cmp)] // exact values: the coercion yields these numbers
 mod tests {
     use super::*;
     use crate::raw::raw;

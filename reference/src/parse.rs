@@ -246,6 +246,7 @@ fn read_value(line: &str, profile: Profile, bom: bool) -> Result<(Box<RawValue>,
 }
 
 #[cfg(test)]
+#[allow(clippy::type_complexity)] // table-driven cases
 mod tests {
     use super::*;
 

@@ -95,7 +95,7 @@ impl<'a> RawObject<'a> {
     fn dedupe(&mut self, key: &str) {
         let count = self.pairs.iter().filter(|(k, _)| k == key).count();
         if count > 1 {
-            let last = self.get(key).map(|v| v.to_owned());
+            let last = self.get(key).map(ToOwned::to_owned);
             self.remove(key);
             if let Some(v) = last {
                 self.pairs.push((Cow::Owned(key.to_owned()), Cow::Owned(v)));
@@ -182,7 +182,7 @@ mod tests {
     #[test]
     fn values_round_trip_byte_exact() {
         let text = r#"{"k":"\u00e9\ud83d\ude00","n":1.50,"o":{ "x" : [ 1 ] }}"#;
-        assert_eq!(RawObject::parse(text).unwrap().to_json(), text.replace("{ \"x\" : [ 1 ] }", "{ \"x\" : [ 1 ] }"));
+        assert_eq!(RawObject::parse(text).unwrap().to_json(), text);
     }
 
     #[test]

@@ -546,7 +546,9 @@ impl SessionManager {
         obj.set("type", to_raw(type_name));
         let head = [("id", to_raw(&id)), ("parentId", to_raw(&self.tree.leaf())), ("timestamp", to_raw(&timestamp))];
         if !payload_first {
-            head.iter().for_each(|(k, v)| obj.set(k, v.clone()));
+            for (k, v) in &head {
+                obj.set(k, v.clone());
+            }
         }
         for (key, value) in payload {
             let Some(mut value) = value else { continue };
@@ -556,7 +558,9 @@ impl SessionManager {
             obj.set(key, to_raw(&value));
         }
         if payload_first {
-            head.iter().for_each(|(k, v)| obj.set(k, v.clone()));
+            for (k, v) in &head {
+                obj.set(k, v.clone());
+            }
         }
         let text = obj.to_json();
         let parsed = RawObject::parse(&text).unwrap_or_default();
