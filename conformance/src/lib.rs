@@ -1,1 +1,27 @@
-//! placeholder
+//! # session-conformance
+//!
+//! The conformance kit for the pi/omp JSONL session format: a corpus of cases with
+//! goldens, a protocol for talking to any implementation through an adapter
+//! executable, and a runner that diffs outputs against the goldens.
+//!
+//! Modules in reading order: [`protocol`] (the messages), [`corpus`] (cases on
+//! disk), [`normalize`] (canonical JSON and renaming of created ids and times),
+//! [`execute`] (the reference as an adapter), [`adapter`] (processes),
+//! [`runner`] (one case), [`harness`] (a whole run, bless), [`report`] (outputs),
+//! [`inspect`] (the `load`/`context`/`tree` commands).
+//!
+//! ```
+//! use session_conformance::normalize::canonical;
+//! assert_eq!(canonical(&serde_json::json!({"b": 1, "a": 2})), "{\n  \"a\": 2,\n  \"b\": 1\n}\n");
+//! ```
+#![deny(missing_docs)]
+
+pub mod adapter;
+pub mod corpus;
+pub mod execute;
+pub mod harness;
+pub mod inspect;
+pub mod normalize;
+pub mod protocol;
+pub mod report;
+pub mod runner;

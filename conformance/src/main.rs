@@ -1,1 +1,371 @@
-fn main() {}
+//! `session-conformance`: run the session corpus against any implementation, bless goldens, serve the reference, inspect sessions.
+
+use std::io::{self, BufRead, IsTerminal, Write};
+use std::path::{Path, PathBuf};
+use std::process::ExitCode;
+use std::time::Duration;
+
+use clap::{Parser, Subcommand, ValueEnum};
+use session_conformance::harness::{self, Harness};
+use session_conformance::protocol::{Request, Response};
+use session_conformance::report::{self, Format, ProfileRun};
+use session_conformance::{corpus, execute, inspect, runner};
+use session_reference::model::Profile;
+
+/// Conformance kit for the JSONL session format of pi-mono and oh-my-pi.
+///
+/// The main job: `session-conformance run` runs every corpus case against the
+/// built-in reference. Point `--adapter` at an executable that speaks
+/// conformance/PROTOCOL.md to test another implementation.
+#[derive(Parser)]
+#[command(name = "session-conformance", version, about, long_about)]
+struct Cli {
+    #[command(subcommand)]
+    command: Command,
+}
+
+#[derive(Subcommand)]
+enum Command {
+    /// Run corpus cases against an implementation and compare with the goldens.
+    ///
+    /// Exit status: 0 when every selected case passed (or is a listed divergence),
+    /// 1 when any failed, 2 on usage errors or when the adapter cannot start.
+    Run(RunArgs),
+    /// Regenerate goldens from the reference and print the diff of each file changed (refused when CI is set).
+    Bless {
+        /// Corpus directory.
+        #[arg(long, default_value = "corpus/cases")]
+        corpus: PathBuf,
+        /// Only cases whose group/name or id matches this glob.
+        #[arg(long)]
+        filter: Option<String>,
+    },
+    /// Speak the adapter protocol on stdin/stdout with the reference (so other harnesses can call it).
+    Serve {
+        /// The profile to serve.
+        #[arg(long, value_parser = parse_profile)]
+        profile: Profile,
+        /// Answer one request and exit.
+        #[arg(long)]
+        one_shot: bool,
+    },
+    /// Corpus maintenance.
+    Corpus {
+        #[command(subcommand)]
+        command: CorpusCommand,
+    },
+    /// Print a session file as the reference loads it: {header, entries, leafId, diagnostics, migrated}. FILE is not changed.
+    Load {
+        /// The session file.
+        file: PathBuf,
+        /// The profile to read it as.
+        #[arg(long, value_parser = parse_profile)]
+        profile: Profile,
+    },
+    /// Print the context (what is sent to the model) in the profile's JSON shape. FILE is not changed.
+    Context {
+        /// The session file.
+        file: PathBuf,
+        /// The profile.
+        #[arg(long, value_parser = parse_profile)]
+        profile: Profile,
+        /// Build the context at this entry instead of the leaf.
+        #[arg(long, conflicts_with = "no_leaf")]
+        leaf: Option<String>,
+        /// Build the context for a null leaf (the empty context).
+        #[arg(long)]
+        no_leaf: bool,
+    },
+    /// Print the entry tree: an indented picture (text) or a flat pre-order list (json). FILE is not changed.
+    Tree {
+        /// The session file.
+        file: PathBuf,
+        /// The profile.
+        #[arg(long, value_parser = parse_profile)]
+        profile: Profile,
+        /// Output format.
+        #[arg(long, value_enum, default_value_t = TreeFormat::Text)]
+        format: TreeFormat,
+    },
+}
+
+#[derive(Subcommand)]
+enum CorpusCommand {
+    /// Lint every case: unknown keys, names, duplicate ids, missing and orphaned goldens.
+    Check {
+        /// Corpus directory.
+        #[arg(long, default_value = "corpus/cases")]
+        corpus: PathBuf,
+    },
+}
+
+#[derive(clap::Args)]
+struct RunArgs {
+    /// `reference` (built in, the default) or an adapter command and its arguments (no shell).
+    #[arg(long, num_args = 1.., value_name = "CMD")]
+    adapter: Vec<String>,
+    /// Profile(s) to run; default: both for the reference, required for an adapter.
+    #[arg(long, value_parser = parse_profile)]
+    profile: Vec<Profile>,
+    /// Corpus directory.
+    #[arg(long, default_value = "corpus/cases")]
+    corpus: PathBuf,
+    /// Only cases whose group/name (e.g. `parse/*`) or id matches this glob.
+    #[arg(long)]
+    filter: Option<String>,
+    /// Known divergences: lines of `CASE-ID reason`.
+    #[arg(long)]
+    expect: Option<PathBuf>,
+    /// Cases run in parallel (one adapter process each).
+    #[arg(long, default_value_t = 1)]
+    jobs: usize,
+    /// Seconds an adapter may take per case.
+    #[arg(long, default_value_t = 30)]
+    timeout: u64,
+    /// Start the adapter once per case (one request on stdin, one response on stdout).
+    #[arg(long)]
+    one_shot: bool,
+    /// Report format.
+    #[arg(long, value_enum, default_value_t = Format::Text)]
+    format: Format,
+    /// Colour in text reports.
+    #[arg(long, value_enum, default_value_t = Color::Auto)]
+    color: Color,
+}
+
+#[derive(Clone, Copy, ValueEnum)]
+enum Color {
+    Auto,
+    Always,
+    Never,
+}
+
+#[derive(Clone, Copy, ValueEnum, PartialEq)]
+enum TreeFormat {
+    Text,
+    Json,
+}
+
+fn parse_profile(s: &str) -> Result<Profile, String> {
+    s.parse()
+}
+
+fn main() -> ExitCode {
+    let cli = Cli::parse();
+    match dispatch(cli.command) {
+        Ok(code) => code,
+        Err(message) => {
+            eprintln!("session-conformance: {message}");
+            ExitCode::from(2)
+        }
+    }
+}
+
+fn dispatch(command: Command) -> Result<ExitCode, String> {
+    match command {
+        Command::Run(args) => run(&args),
+        Command::Bless { corpus, filter } => {
+            if std::env::var_os("CI").is_some() {
+                return Err(
+                    "bless is refused when CI is set: goldens are reviewed changes, not CI output"
+                        .into(),
+                );
+            }
+            let mut stdout = io::stdout();
+            let written = harness::bless(&corpus, filter.as_deref(), &mut stdout)?;
+            eprintln!("session-conformance: {written} golden file(s) written");
+            Ok(ExitCode::SUCCESS)
+        }
+        Command::Serve { profile, one_shot } => serve(profile, one_shot),
+        Command::Corpus {
+            command: CorpusCommand::Check { corpus },
+        } => {
+            let problems = corpus::check(&corpus);
+            for p in &problems {
+                println!("{p}");
+            }
+            let count = corpus::load(&corpus).map(|c| c.len()).unwrap_or(0);
+            println!("{count} cases, {} problem(s)", problems.len());
+            Ok(if problems.is_empty() {
+                ExitCode::SUCCESS
+            } else {
+                ExitCode::from(1)
+            })
+        }
+        Command::Load { file, profile } => {
+            print_json(&inspect::load(&file, profile).map_err(|e| e.to_string())?)
+        }
+        Command::Context {
+            file,
+            profile,
+            leaf,
+            no_leaf,
+        } => {
+            let choice = if no_leaf {
+                Some(None)
+            } else {
+                leaf.as_deref().map(Some)
+            };
+            print_json(&inspect::context(&file, profile, choice).map_err(|e| e.to_string())?)
+        }
+        Command::Tree {
+            file,
+            profile,
+            format,
+        } => {
+            if format == TreeFormat::Json {
+                print_json(&inspect::tree_json(&file, profile).map_err(|e| e.to_string())?)
+            } else {
+                write_stdout(&inspect::tree_text(&file, profile).map_err(|e| e.to_string())?)
+            }
+        }
+    }
+}
+
+fn run(args: &RunArgs) -> Result<ExitCode, String> {
+    let reference = args.adapter.is_empty() || args.adapter == ["reference"];
+    let profiles = match (&args.profile[..], reference) {
+        ([], true) => Profile::ALL.to_vec(),
+        ([], false) => return Err("--profile is required with an adapter command".into()),
+        (p, _) => p.to_vec(),
+    };
+    if !args.corpus.is_dir() {
+        return Err(format!(
+            "{}: corpus directory not found (use --corpus)",
+            args.corpus.display()
+        ));
+    }
+    let divergences = match &args.expect {
+        Some(path) => runner::read_divergences(path)?,
+        None => runner::Divergences::new(),
+    };
+    let mut runs: Vec<ProfileRun> = Vec::new();
+    for profile in profiles {
+        let mut harness = Harness::new(&args.corpus)
+            .profile(profile)
+            .ignore(divergences.clone())
+            .jobs(args.jobs)
+            .timeout(Duration::from_secs(args.timeout))
+            .progress(args.format == Format::Text);
+        if let Some(glob) = &args.filter {
+            harness = harness.filter(glob)?;
+        }
+        let run = if reference {
+            harness.run_reference()?
+        } else {
+            harness.run_process(&args.adapter, args.one_shot)?
+        };
+        runs.push(run);
+    }
+    let color = match args.color {
+        Color::Always => true,
+        Color::Never => false,
+        Color::Auto => std::env::var_os("NO_COLOR").is_none() && io::stdout().is_terminal(),
+    };
+    let text = match args.format {
+        Format::Text => report::text(&runs, color),
+        Format::Json => report::json_lines(&runs, &corpus_hash(&args.corpus)),
+        Format::Junit => report::junit(&runs),
+    };
+    write_stdout(&text)?;
+    Ok(if harness::all_good(&runs) {
+        ExitCode::SUCCESS
+    } else {
+        ExitCode::from(1)
+    })
+}
+
+fn serve(profile: Profile, one_shot: bool) -> Result<ExitCode, String> {
+    let stdin = io::stdin();
+    let mut stdout = io::stdout().lock();
+    for line in stdin.lock().lines() {
+        let line = line.map_err(|e| format!("stdin: {e}"))?;
+        if line.trim().is_empty() {
+            continue;
+        }
+        let value: serde_json::Value = match serde_json::from_str(&line) {
+            Ok(v) => v,
+            Err(e) => {
+                let reply = Response::error("", "exception", format!("not JSON: {e}"));
+                send(
+                    &mut stdout,
+                    &serde_json::to_string(&reply).unwrap_or_default(),
+                )?;
+                continue;
+            }
+        };
+        let reply = match value["type"].as_str() {
+            Some("hello") => serde_json::to_string(&execute::hello(profile)).unwrap_or_default(),
+            Some("bye") => return Ok(ExitCode::SUCCESS),
+            _ => {
+                let response = match serde_json::from_value::<Request>(value.clone()) {
+                    Ok(request) => execute::execute(&request),
+                    Err(e) => Response::error(
+                        value["case"].as_str().unwrap_or_default(),
+                        "exception",
+                        format!("bad request: {e}"),
+                    ),
+                };
+                serde_json::to_string(&response).unwrap_or_default()
+            }
+        };
+        send(&mut stdout, &reply)?;
+        if one_shot {
+            break;
+        }
+    }
+    Ok(ExitCode::SUCCESS)
+}
+
+fn send(out: &mut impl Write, line: &str) -> Result<(), String> {
+    writeln!(out, "{line}")
+        .and_then(|()| out.flush())
+        .or_else(ignore_broken_pipe)
+}
+
+fn print_json(value: &serde_json::Value) -> Result<ExitCode, String> {
+    write_stdout(&session_conformance::normalize::canonical(value))
+}
+
+fn write_stdout(text: &str) -> Result<ExitCode, String> {
+    let mut out = io::stdout().lock();
+    out.write_all(text.as_bytes())
+        .and_then(|()| out.flush())
+        .or_else(ignore_broken_pipe)?;
+    Ok(ExitCode::SUCCESS)
+}
+
+fn ignore_broken_pipe(e: io::Error) -> Result<(), String> {
+    if e.kind() == io::ErrorKind::BrokenPipe {
+        std::process::exit(0);
+    }
+    Err(format!("stdout: {e}"))
+}
+
+fn corpus_hash(root: &Path) -> String {
+    use sha2::{Digest, Sha256};
+    let mut hasher = Sha256::new();
+    for case in corpus::load(root).unwrap_or_default() {
+        let mut files: Vec<PathBuf> = std::fs::read_dir(&case.dir)
+            .into_iter()
+            .flatten()
+            .flatten()
+            .map(|e| e.path())
+            .filter(|p| p.is_file())
+            .collect();
+        files.sort();
+        for f in files {
+            hasher.update(f.to_string_lossy().as_bytes());
+            hasher.update(std::fs::read(&f).unwrap_or_default());
+        }
+        for (name, bytes) in &case.inputs {
+            hasher.update(name.as_bytes());
+            hasher.update(bytes);
+        }
+    }
+    hasher
+        .finalize()
+        .iter()
+        .map(|b| format!("{b:02x}"))
+        .collect()
+}

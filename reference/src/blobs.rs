@@ -27,7 +27,11 @@ pub struct InvalidBlobRef(pub String);
 
 impl fmt::Display for InvalidBlobRef {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-        write!(f, "invalid blob reference {:?}; expected blob:sha256:<64 lowercase hex digits>", self.0)
+        write!(
+            f,
+            "invalid blob reference {:?}; expected blob:sha256:<64 lowercase hex digits>",
+            self.0
+        )
     }
 }
 
@@ -36,14 +40,24 @@ impl std::error::Error for InvalidBlobRef {}
 impl BlobRef {
     /// The reference for `bytes`.
     pub fn for_bytes(bytes: &[u8]) -> BlobRef {
-        BlobRef { hash: hex(&Sha256::digest(bytes)) }
+        BlobRef {
+            hash: hex(&Sha256::digest(bytes)),
+        }
     }
 
     /// Parses `blob:sha256:<64 lowercase hex>`; `Ok(None)` when `text` is not a blob reference at all.
     pub fn parse(text: &str) -> Result<Option<BlobRef>, InvalidBlobRef> {
-        let Some(hash) = text.strip_prefix(BLOB_PREFIX) else { return Ok(None) };
-        if hash.len() == 64 && hash.bytes().all(|b| b.is_ascii_digit() || (b'a'..=b'f').contains(&b)) {
-            Ok(Some(BlobRef { hash: hash.to_owned() }))
+        let Some(hash) = text.strip_prefix(BLOB_PREFIX) else {
+            return Ok(None);
+        };
+        if hash.len() == 64
+            && hash
+                .bytes()
+                .all(|b| b.is_ascii_digit() || (b'a'..=b'f').contains(&b))
+        {
+            Ok(Some(BlobRef {
+                hash: hash.to_owned(),
+            }))
         } else {
             Err(InvalidBlobRef(text.to_owned()))
         }
@@ -93,10 +107,12 @@ pub fn get(storage: &dyn Storage, dir: &Path, blob: &BlobRef) -> Option<Vec<u8>>
 
 fn hex(bytes: &[u8]) -> String {
     use std::fmt::Write;
-    bytes.iter().fold(String::with_capacity(bytes.len() * 2), |mut s, b| {
-        let _ = write!(s, "{b:02x}");
-        s
-    })
+    bytes
+        .iter()
+        .fold(String::with_capacity(bytes.len() * 2), |mut s, b| {
+            let _ = write!(s, "{b:02x}");
+            s
+        })
 }
 
 #[cfg(test)]
@@ -109,7 +125,11 @@ mod tests {
         let good = format!("{BLOB_PREFIX}{}", "a".repeat(64));
         assert!(BlobRef::parse(&good).unwrap().is_some());
         assert_eq!(BlobRef::parse("hello").unwrap(), None);
-        for bad in ["blob:sha256:../../etc/passwd", &format!("{BLOB_PREFIX}{}", "A".repeat(64)), &format!("{BLOB_PREFIX}{}", "a".repeat(63))] {
+        for bad in [
+            "blob:sha256:../../etc/passwd",
+            &format!("{BLOB_PREFIX}{}", "A".repeat(64)),
+            &format!("{BLOB_PREFIX}{}", "a".repeat(63)),
+        ] {
             assert!(BlobRef::parse(bad).is_err(), "{bad}");
         }
     }
@@ -118,7 +138,10 @@ mod tests {
     fn hash_is_of_decoded_bytes() {
         // 1024 'A's decode to 768 zero bytes; the hash document omp R69 observed.
         let bytes = decode_base64(&"A".repeat(1024)).unwrap();
-        assert_eq!(BlobRef::for_bytes(&bytes).hash(), "ef115a0e0c15cdc41958ca46b5b14b456115f4baec5e3ca68599d2a8f435e3b8");
+        assert_eq!(
+            BlobRef::for_bytes(&bytes).hash(),
+            "ef115a0e0c15cdc41958ca46b5b14b456115f4baec5e3ca68599d2a8f435e3b8"
+        );
     }
 
     #[test]

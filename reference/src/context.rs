@@ -99,17 +99,30 @@ pub fn build_context(tree: &Tree, leaf: LeafChoice<'_>, profile: Profile) -> Con
     }
 }
 
-fn messages(path: &[usize], objects: &[RawObject<'_>], tree: &Tree, profile: Profile) -> Vec<Box<RawValue>> {
+fn messages(
+    path: &[usize],
+    objects: &[RawObject<'_>],
+    tree: &Tree,
+    profile: Profile,
+) -> Vec<Box<RawValue>> {
     let entries = tree.entries();
-    let compaction = path.iter().rposition(|&i| matches!(entries[i].kind, EntryKind::Compaction { .. }));
+    let compaction = path
+        .iter()
+        .rposition(|&i| matches!(entries[i].kind, EntryKind::Compaction { .. }));
     let mut out = Vec::new();
     let Some(c) = compaction else {
         out.extend(objects.iter().filter_map(|o| convert(o, profile)));
         return out;
     };
     out.push(compaction_summary(&objects[c], profile));
-    if let EntryKind::Compaction { first_kept_entry_id: Some(kept) } = &entries[path[c]].kind {
-        if let Some(first) = path[..c].iter().position(|&i| entries[i].id.as_deref() == Some(kept.as_str())) {
+    if let EntryKind::Compaction {
+        first_kept_entry_id: Some(kept),
+    } = &entries[path[c]].kind
+    {
+        if let Some(first) = path[..c]
+            .iter()
+            .position(|&i| entries[i].id.as_deref() == Some(kept.as_str()))
+        {
             out.extend(objects[first..c].iter().filter_map(|o| convert(o, profile)));
         }
     }
@@ -120,7 +133,10 @@ fn messages(path: &[usize], objects: &[RawObject<'_>], tree: &Tree, profile: Pro
 /// One path entry as a context message, if it makes one.
 fn convert(obj: &RawObject<'_>, profile: Profile) -> Option<Box<RawValue>> {
     match obj.str("type").as_deref()? {
-        "message" => obj.get("message").filter(|m| m.get() != "null").map(ToOwned::to_owned),
+        "message" => obj
+            .get("message")
+            .filter(|m| m.get() != "null")
+            .map(ToOwned::to_owned),
         "custom_message" => {
             let mut fields = vec![
                 ("role", Some(to_raw("custom"))),
@@ -151,27 +167,45 @@ fn compaction_summary(obj: &RawObject<'_>, profile: Profile) -> Box<RawValue> {
         ("summary", obj.get("summary").map(ToOwned::to_owned)),
     ];
     if profile == Profile::Omp {
-        fields.push(("shortSummary", obj.get("shortSummary").map(ToOwned::to_owned)));
+        fields.push((
+            "shortSummary",
+            obj.get("shortSummary").map(ToOwned::to_owned),
+        ));
     }
-    fields.push(("tokensBefore", obj.get("tokensBefore").map(ToOwned::to_owned)));
+    fields.push((
+        "tokensBefore",
+        obj.get("tokensBefore").map(ToOwned::to_owned),
+    ));
     fields.push(("timestamp", Some(js_time(obj))));
     object(&fields)
 }
 
-fn pi_settings(objects: &[RawObject<'_>], tree: &Tree, path: &[usize], messages: Vec<Box<RawValue>>) -> PiContext {
+fn pi_settings(
+    objects: &[RawObject<'_>],
+    tree: &Tree,
+    path: &[usize],
+    messages: Vec<Box<RawValue>>,
+) -> PiContext {
     let mut thinking_level = Some(to_raw("off"));
     let mut model = None;
     for (obj, &i) in objects.iter().zip(path) {
         match &tree.entries()[i].kind {
-            EntryKind::ThinkingLevelChange => thinking_level = obj.get("thinkingLevel").map(ToOwned::to_owned),
+            EntryKind::ThinkingLevelChange => {
+                thinking_level = obj.get("thinkingLevel").map(ToOwned::to_owned)
+            }
             EntryKind::ModelChange => {
                 model = Some(object(&[
                     ("provider", obj.get("provider").map(ToOwned::to_owned)),
                     ("modelId", obj.get("modelId").map(ToOwned::to_owned)),
                 ]));
             }
-            EntryKind::Message { role: Some(role), .. } if role == "assistant" => {
-                let message = obj.get("message").and_then(|m| RawObject::parse(m.get())).unwrap_or_default();
+            EntryKind::Message {
+                role: Some(role), ..
+            } if role == "assistant" => {
+                let message = obj
+                    .get("message")
+                    .and_then(|m| RawObject::parse(m.get()))
+                    .unwrap_or_default();
                 model = Some(object(&[
                     ("provider", message.get("provider").map(ToOwned::to_owned)),
                     ("modelId", message.get("model").map(ToOwned::to_owned)),
@@ -180,10 +214,19 @@ fn pi_settings(objects: &[RawObject<'_>], tree: &Tree, path: &[usize], messages:
             _ => {}
         }
     }
-    PiContext { messages, thinking_level, model }
+    PiContext {
+        messages,
+        thinking_level,
+        model,
+    }
 }
 
-fn omp_settings(objects: &[RawObject<'_>], tree: &Tree, path: &[usize], messages: Vec<Box<RawValue>>) -> OmpContext {
+fn omp_settings(
+    objects: &[RawObject<'_>],
+    tree: &Tree,
+    path: &[usize],
+    messages: Vec<Box<RawValue>>,
+) -> OmpContext {
     let mut thinking_level = to_raw("off");
     let mut models = BTreeMap::new();
     let mut assistant_model = None;
@@ -194,28 +237,51 @@ fn omp_settings(objects: &[RawObject<'_>], tree: &Tree, path: &[usize], messages
     for (obj, &i) in objects.iter().zip(path) {
         match &tree.entries()[i].kind {
             EntryKind::ThinkingLevelChange => {
-                thinking_level = obj.get("thinkingLevel").filter(|v| v.get() != "null").map_or_else(|| to_raw("off"), ToOwned::to_owned);
+                thinking_level = obj
+                    .get("thinkingLevel")
+                    .filter(|v| v.get() != "null")
+                    .map_or_else(|| to_raw("off"), ToOwned::to_owned);
             }
             EntryKind::ModelChange => {
                 if let Some(model) = obj.get("model").filter(|v| is_truthy(Some(v))) {
                     let role = obj.str("role").unwrap_or_else(|| "default".to_owned());
-                    models.insert(role, as_string(model).unwrap_or_else(|| model.get().to_owned()));
+                    models.insert(
+                        role,
+                        as_string(model).unwrap_or_else(|| model.get().to_owned()),
+                    );
                 }
             }
-            EntryKind::Message { role: Some(role), .. } if role == "assistant" => {
-                let message = obj.get("message").and_then(|m| RawObject::parse(m.get())).unwrap_or_default();
-                assistant_model = Some(format!("{}/{}", js_string(message.get("provider")), js_string(message.get("model"))));
+            EntryKind::Message {
+                role: Some(role), ..
+            } if role == "assistant" => {
+                let message = obj
+                    .get("message")
+                    .and_then(|m| RawObject::parse(m.get()))
+                    .unwrap_or_default();
+                assistant_model = Some(format!(
+                    "{}/{}",
+                    js_string(message.get("provider")),
+                    js_string(message.get("model"))
+                ));
             }
             EntryKind::TtsrInjection => {
-                let injected: Vec<serde_json::Value> = obj.get("injectedRules").and_then(|v| serde_json::from_str(v.get()).ok()).unwrap_or_default();
-                for rule in injected.into_iter().filter_map(|r| r.as_str().map(str::to_owned)) {
+                let injected: Vec<serde_json::Value> = obj
+                    .get("injectedRules")
+                    .and_then(|v| serde_json::from_str(v.get()).ok())
+                    .unwrap_or_default();
+                for rule in injected
+                    .into_iter()
+                    .filter_map(|r| r.as_str().map(str::to_owned))
+                {
                     if seen_rules.insert(rule.clone()) {
                         rules.push(rule);
                     }
                 }
             }
             EntryKind::ModeChange => {
-                mode = obj.get("mode").map_or_else(|| raw("null".to_owned()), ToOwned::to_owned);
+                mode = obj
+                    .get("mode")
+                    .map_or_else(|| raw("null".to_owned()), ToOwned::to_owned);
                 mode_data = obj.get("data").map(ToOwned::to_owned);
             }
             _ => {}
@@ -224,7 +290,14 @@ fn omp_settings(objects: &[RawObject<'_>], tree: &Tree, path: &[usize], messages
     if let Some(model) = assistant_model {
         models.entry("default".to_owned()).or_insert(model);
     }
-    OmpContext { messages, thinking_level, models, injected_ttsr_rules: rules, mode, mode_data }
+    OmpContext {
+        messages,
+        thinking_level,
+        models,
+        injected_ttsr_rules: rules,
+        mode,
+        mode_data,
+    }
 }
 
 /// `String(value)` for a JSON value as JavaScript's template literals print it.
@@ -239,12 +312,17 @@ fn js_string(value: Option<&RawValue>) -> String {
 fn js_time(obj: &RawObject<'_>) -> Box<RawValue> {
     let ms = match obj.get("timestamp") {
         Some(v) if v.get().starts_with('"') => as_string(v).and_then(|s| parse_iso_ms(&s)),
-        Some(v) => v.get().parse::<f64>().ok().filter(|n| n.is_finite() && n.fract() == 0.0).map(|n| {
-            // A whole, finite number of milliseconds; JavaScript prints it as an integer.
-            #[allow(clippy::cast_possible_truncation)]
-            let ms = n as i64;
-            ms
-        }),
+        Some(v) => v
+            .get()
+            .parse::<f64>()
+            .ok()
+            .filter(|n| n.is_finite() && n.fract() == 0.0)
+            .map(|n| {
+                // A whole, finite number of milliseconds; JavaScript prints it as an integer.
+                #[allow(clippy::cast_possible_truncation)]
+                let ms = n as i64;
+                ms
+            }),
         None => None,
     };
     ms.map_or_else(|| raw("null".to_owned()), |ms| to_raw(&ms))
@@ -266,7 +344,11 @@ mod tests {
     use super::*;
     use crate::parse::parse;
 
-    fn context(lines: &[serde_json::Value], leaf: LeafChoice<'_>, profile: Profile) -> serde_json::Value {
+    fn context(
+        lines: &[serde_json::Value],
+        leaf: LeafChoice<'_>,
+        profile: Profile,
+    ) -> serde_json::Value {
         let mut text = r#"{"type":"session","version":3,"id":"s","timestamp":"2025-01-01T00:00:00Z","cwd":"/p"}"#.to_owned();
         for line in lines {
             text.push('\n');
@@ -282,12 +364,33 @@ mod tests {
     }
 
     fn texts(ctx: &serde_json::Value) -> Vec<String> {
-        ctx["messages"].as_array().unwrap().iter().map(|m| format!("{}:{}", m["role"].as_str().unwrap(), m["content"].as_str().or(m["summary"].as_str()).unwrap_or(""))).collect()
+        ctx["messages"]
+            .as_array()
+            .unwrap()
+            .iter()
+            .map(|m| {
+                format!(
+                    "{}:{}",
+                    m["role"].as_str().unwrap(),
+                    m["content"]
+                        .as_str()
+                        .or(m["summary"].as_str())
+                        .unwrap_or("")
+                )
+            })
+            .collect()
     }
 
     #[test]
     fn null_leaf_gives_the_empty_context() {
-        assert_eq!(context(&[msg("a", None, "user", "x")], LeafChoice::Null, Profile::Pi), serde_json::json!({"messages":[],"thinkingLevel":"off","model":null}));
+        assert_eq!(
+            context(
+                &[msg("a", None, "user", "x")],
+                LeafChoice::Null,
+                Profile::Pi
+            ),
+            serde_json::json!({"messages":[],"thinkingLevel":"off","model":null})
+        );
         assert_eq!(
             context(&[], LeafChoice::Last, Profile::Omp),
             serde_json::json!({"messages":[],"thinkingLevel":"off","models":{},"injectedTtsrRules":[],"mode":"none"})
@@ -304,10 +407,28 @@ mod tests {
             msg("u3", Some("c1"), "user", "u3"),
         ];
         let ctx = context(&lines, LeafChoice::Last, Profile::Pi);
-        assert_eq!(texts(&ctx), ["compactionSummary:S", "assistant:a1", "user:u2", "user:u3"]);
-        assert_eq!(ctx["messages"][0], serde_json::json!({"role":"compactionSummary","summary":"S","tokensBefore":5,"timestamp":1_748_779_200_000_i64}));
-        let missing = lines.iter().map(|l| { let mut l = l.clone(); if l["type"] == "compaction" { l["firstKeptEntryId"] = "zz".into(); } l }).collect::<Vec<_>>();
-        assert_eq!(texts(&context(&missing, LeafChoice::Last, Profile::Omp)), ["compactionSummary:S", "user:u3"]);
+        assert_eq!(
+            texts(&ctx),
+            ["compactionSummary:S", "assistant:a1", "user:u2", "user:u3"]
+        );
+        assert_eq!(
+            ctx["messages"][0],
+            serde_json::json!({"role":"compactionSummary","summary":"S","tokensBefore":5,"timestamp":1_748_779_200_000_i64})
+        );
+        let missing = lines
+            .iter()
+            .map(|l| {
+                let mut l = l.clone();
+                if l["type"] == "compaction" {
+                    l["firstKeptEntryId"] = "zz".into();
+                }
+                l
+            })
+            .collect::<Vec<_>>();
+        assert_eq!(
+            texts(&context(&missing, LeafChoice::Last, Profile::Omp)),
+            ["compactionSummary:S", "user:u3"]
+        );
     }
 
     #[test]
@@ -322,15 +443,31 @@ mod tests {
             msg("a9", Some("d1"), "assistant", "y"),
         ];
         let ctx = context(&lines, LeafChoice::Last, Profile::Omp);
-        assert_eq!(ctx["models"], serde_json::json!({"default":"openai/gpt-4o","smol":"x/small"}));
-        assert_eq!(ctx["injectedTtsrRules"], serde_json::json!(["b","a","c"]));
-        assert_eq!((ctx["mode"].clone(), ctx["modeData"].clone()), (serde_json::json!("plan"), serde_json::json!({"f":1})));
+        assert_eq!(
+            ctx["models"],
+            serde_json::json!({"default":"openai/gpt-4o","smol":"x/small"})
+        );
+        assert_eq!(ctx["injectedTtsrRules"], serde_json::json!(["b", "a", "c"]));
+        assert_eq!(
+            (ctx["mode"].clone(), ctx["modeData"].clone()),
+            (serde_json::json!("plan"), serde_json::json!({"f":1}))
+        );
     }
 
     #[test]
     fn unknown_leaf_falls_back_to_last_entry() {
-        let lines = [msg("a", None, "user", "a"), msg("b", Some("a"), "user", "b"), msg("c", Some("a"), "user", "c")];
-        assert_eq!(texts(&context(&lines, LeafChoice::Id("nope"), Profile::Pi)), ["user:a", "user:c"]);
-        assert_eq!(texts(&context(&lines, LeafChoice::Id("b"), Profile::Pi)), ["user:a", "user:b"]);
+        let lines = [
+            msg("a", None, "user", "a"),
+            msg("b", Some("a"), "user", "b"),
+            msg("c", Some("a"), "user", "c"),
+        ];
+        assert_eq!(
+            texts(&context(&lines, LeafChoice::Id("nope"), Profile::Pi)),
+            ["user:a", "user:c"]
+        );
+        assert_eq!(
+            texts(&context(&lines, LeafChoice::Id("b"), Profile::Pi)),
+            ["user:a", "user:b"]
+        );
     }
 }

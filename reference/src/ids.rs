@@ -24,8 +24,14 @@ pub struct RandomIds {
 impl Default for RandomIds {
     fn default() -> Self {
         let mut hasher = RandomState::new().build_hasher();
-        hasher.write_u128(SystemTime::now().duration_since(UNIX_EPOCH).map_or(0, |d| d.as_nanos()));
-        RandomIds { state: hasher.finish() | 1 }
+        hasher.write_u128(
+            SystemTime::now()
+                .duration_since(UNIX_EPOCH)
+                .map_or(0, |d| d.as_nanos()),
+        );
+        RandomIds {
+            state: hasher.finish() | 1,
+        }
     }
 }
 
@@ -75,7 +81,11 @@ pub fn new_session_id(source: &mut dyn IdSource, profile: Profile, now_ms: i64) 
 fn uuid(source: &mut dyn IdSource, now_ms: i64) -> String {
     let (a, b) = (source.next_u64(), source.next_u64());
     let time = u64::try_from(now_ms).unwrap_or(0) & 0xffff_ffff_ffff;
-    let hi = if now_ms > 0 { (time << 16) | 0x7000 | (a & 0x0fff) } else { (a & 0xffff_ffff_ffff_0fff) | 0x4000 };
+    let hi = if now_ms > 0 {
+        (time << 16) | 0x7000 | (a & 0x0fff)
+    } else {
+        (a & 0xffff_ffff_ffff_0fff) | 0x4000
+    };
     let lo = (b & 0x3fff_ffff_ffff_ffff) | 0x8000_0000_0000_0000;
     format!(
         "{:08x}-{:04x}-{:04x}-{:04x}-{:012x}",
@@ -141,7 +151,11 @@ pub fn parse_iso_ms(text: &str) -> Option<i64> {
     let b = text.as_bytes();
     let num = |range: std::ops::Range<usize>| -> Option<i64> {
         let s = text.get(range)?;
-        if s.bytes().all(|c| c.is_ascii_digit()) { s.parse().ok() } else { None }
+        if s.bytes().all(|c| c.is_ascii_digit()) {
+            s.parse().ok()
+        } else {
+            None
+        }
     };
     if b.len() < 10 || b[4] != b'-' || b[7] != b'-' {
         return None;
@@ -178,15 +192,26 @@ pub fn parse_iso_ms(text: &str) -> Option<i64> {
             pos = end;
         }
     }
-    if hour > 24 || minute > 59 || second > 59 || (hour == 24 && (minute, second, millis) != (0, 0, 0)) {
+    if hour > 24
+        || minute > 59
+        || second > 59
+        || (hour == 24 && (minute, second, millis) != (0, 0, 0))
+    {
         return None;
     }
     ms += ((hour * 60 + minute) * 60 + second) * 1000 + millis;
     match text.get(pos..)? {
         "" | "Z" => Some(ms),
-        zone if zone.len() == 6 && (zone.starts_with('+') || zone.starts_with('-')) && &zone[3..4] == ":" => {
+        zone if zone.len() == 6
+            && (zone.starts_with('+') || zone.starts_with('-'))
+            && &zone[3..4] == ":" =>
+        {
             let offset = (num(pos + 1..pos + 3)? * 60 + num(pos + 4..pos + 6)?) * 60_000;
-            Some(if zone.starts_with('+') { ms - offset } else { ms + offset })
+            Some(if zone.starts_with('+') {
+                ms - offset
+            } else {
+                ms + offset
+            })
         }
         _ => None,
     }
@@ -233,7 +258,12 @@ mod tests {
         assert_eq!(id, "00000002");
         let mut random = RandomIds::default();
         let id = new_entry_id(&mut random, |_| false);
-        assert!(id.len() == 8 && id.bytes().all(|c| c.is_ascii_hexdigit() && !c.is_ascii_uppercase()));
+        assert!(
+            id.len() == 8
+                && id
+                    .bytes()
+                    .all(|c| c.is_ascii_hexdigit() && !c.is_ascii_uppercase())
+        );
         assert_eq!(new_entry_id(&mut random, |_| true).len(), 36);
     }
 

@@ -26,14 +26,14 @@
 //! ```
 #![deny(missing_docs)]
 
-pub mod raw;
-pub mod model;
-pub mod ids;
-pub mod parse;
-pub mod migrate;
-pub mod tree;
-pub mod context;
-pub mod storage;
 pub mod blobs;
+pub mod context;
+pub mod ids;
+pub mod migrate;
+pub mod model;
+pub mod parse;
 pub mod persist;
+pub mod raw;
 pub mod session;
+pub mod storage;
+pub mod tree;

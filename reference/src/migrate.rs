@@ -24,7 +24,11 @@ pub enum Step {
 }
 
 /// Runs every step the header's version needs; returns the steps that ran.
-pub fn migrate(header: &mut SessionHeader, entries: &mut [Entry], ids: &mut dyn IdSource) -> Vec<Step> {
+pub fn migrate(
+    header: &mut SessionHeader,
+    entries: &mut [Entry],
+    ids: &mut dyn IdSource,
+) -> Vec<Step> {
     let mut steps = Vec::new();
     if header.version < 2.0 {
         v1_to_v2(entries, ids);
@@ -53,17 +57,27 @@ pub fn v1_to_v2(entries: &mut [Entry], ids: &mut dyn IdSource) {
             id
         })
         .collect();
-    let by_ordinal: std::collections::HashMap<usize, usize> =
-        entries.iter().enumerate().map(|(i, e)| (e.ordinal, i)).collect();
+    let by_ordinal: std::collections::HashMap<usize, usize> = entries
+        .iter()
+        .enumerate()
+        .map(|(i, e)| (e.ordinal, i))
+        .collect();
 
     for i in 0..entries.len() {
-        let parent = if i == 0 { None } else { Some(new_ids[i - 1].clone()) };
+        let parent = if i == 0 {
+            None
+        } else {
+            Some(new_ids[i - 1].clone())
+        };
         let entry = &entries[i];
         let mut obj = entry.object();
         obj.set("id", to_raw(&new_ids[i]));
         obj.set("parentId", to_raw(&parent));
         if matches!(entry.kind, EntryKind::Compaction { .. }) {
-            if let Some(index) = obj.get("firstKeptEntryIndex").and_then(|v| v.get().parse::<f64>().ok()) {
+            if let Some(index) = obj
+                .get("firstKeptEntryIndex")
+                .and_then(|v| v.get().parse::<f64>().ok())
+            {
                 let target = whole_index(index).and_then(|k| by_ordinal.get(&k));
                 if let Some(&t) = target {
                     obj.set("firstKeptEntryId", to_raw(&new_ids[t]));
@@ -148,7 +162,12 @@ mod tests {
         let ids: Vec<_> = entries.iter().map(|e| e.id.clone().unwrap()).collect();
         assert_eq!(ids, ["00000001", "00000002", "00000003"]);
         assert_eq!(entries[1].parent_id.as_deref(), Some("00000001"));
-        assert_eq!(entries[1].kind, EntryKind::Compaction { first_kept_entry_id: Some("00000003".into()) });
+        assert_eq!(
+            entries[1].kind,
+            EntryKind::Compaction {
+                first_kept_entry_id: Some("00000003".into())
+            }
+        );
         assert!(!entries[1].raw.get().contains("firstKeptEntryIndex"));
         assert!(entries[2].raw.get().contains(r#""role":"custom""#));
         assert!(header.raw.get().ends_with(r#""version":3}"#));
@@ -167,12 +186,25 @@ mod tests {
     #[test]
     fn index_at_header_or_out_of_range_sets_nothing() {
         for index in ["0", "99", "\"1\"", "1.5"] {
-            let text = V1.replace("\"firstKeptEntryIndex\":3", &format!("\"firstKeptEntryIndex\":{index}"));
+            let text = V1.replace(
+                "\"firstKeptEntryIndex\":3",
+                &format!("\"firstKeptEntryIndex\":{index}"),
+            );
             let (mut header, mut entries) = load(&text);
             migrate(&mut header, &mut entries, &mut SequentialIds::default());
-            assert_eq!(entries[1].kind, EntryKind::Compaction { first_kept_entry_id: None }, "{index}");
+            assert_eq!(
+                entries[1].kind,
+                EntryKind::Compaction {
+                    first_kept_entry_id: None
+                },
+                "{index}"
+            );
             // A string index is not a number: left untouched.
-            assert_eq!(entries[1].raw.get().contains("firstKeptEntryIndex"), index == "\"1\"", "{index}");
+            assert_eq!(
+                entries[1].raw.get().contains("firstKeptEntryIndex"),
+                index == "\"1\"",
+                "{index}"
+            );
         }
     }
 
@@ -180,7 +212,10 @@ mod tests {
     fn version_strings_and_future_versions() {
         let v2 = V1.replace("\"id\":\"s\"", "\"version\":\"2\",\"id\":\"s\"");
         let (mut header, mut entries) = load(&v2);
-        assert_eq!(migrate(&mut header, &mut entries, &mut SequentialIds::default()), [Step::V2ToV3]);
+        assert_eq!(
+            migrate(&mut header, &mut entries, &mut SequentialIds::default()),
+            [Step::V2ToV3]
+        );
         let v4 = V1.replace("\"id\":\"s\"", "\"version\":4,\"id\":\"s\"");
         let (mut header, mut entries) = load(&v4);
         assert!(migrate(&mut header, &mut entries, &mut SequentialIds::default()).is_empty());

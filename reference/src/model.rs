@@ -241,7 +241,14 @@ mod tests {
 
     #[test]
     fn version_coercion_follows_javascript() {
-        let cases = [(None, 1.0), (Some("null"), 1.0), (Some("\"2\""), 2.0), (Some("3"), 3.0), (Some("1.5"), 1.5), (Some("\"\""), 0.0)];
+        let cases = [
+            (None, 1.0),
+            (Some("null"), 1.0),
+            (Some("\"2\""), 2.0),
+            (Some("3"), 3.0),
+            (Some("1.5"), 1.5),
+            (Some("\"\""), 0.0),
+        ];
         for (json, expected) in cases {
             let value = json.map(|j| raw(j.to_owned()));
             assert_eq!(js_version(value.as_deref()), expected, "{json:?}");
@@ -255,7 +262,13 @@ mod tests {
         let obj = RawObject::parse(text).unwrap();
         let entry = Entry::from_object(&obj, raw(text.to_owned()), 1);
         assert_eq!(entry.parent_id, None);
-        assert_eq!(entry.kind, EntryKind::Label { target_id: Some("t".into()), label: Some("x".into()) });
+        assert_eq!(
+            entry.kind,
+            EntryKind::Label {
+                target_id: Some("t".into()),
+                label: Some("x".into())
+            }
+        );
     }
 
     #[test]

@@ -87,7 +87,12 @@ impl DiagnosticKind {
 
 impl fmt::Display for Diagnostic {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-        write!(f, "line {}: {}", self.line, self.kind.name().replace('_', " "))
+        write!(
+            f,
+            "line {}: {}",
+            self.line,
+            self.kind.name().replace('_', " ")
+        )
     }
 }
 
@@ -136,7 +141,10 @@ pub fn parse(bytes: &[u8], profile: Profile) -> Parsed {
     let ends_with_newline = text.is_empty() || text.ends_with('\n');
     let mut first_line_bom = false;
     if let Some(rest) = text.strip_prefix('\u{feff}') {
-        diagnostics.push(Diagnostic { line: 1, kind: DiagnosticKind::ByteOrderMark });
+        diagnostics.push(Diagnostic {
+            line: 1,
+            kind: DiagnosticKind::ByteOrderMark,
+        });
         if profile == Profile::Pi {
             text = rest;
         } else {
@@ -151,11 +159,17 @@ pub fn parse(bytes: &[u8], profile: Profile) -> Parsed {
     for (index, line) in text.split('\n').enumerate() {
         let number = index + 1;
         if line.contains('\u{fffd}') && std::str::from_utf8(bytes).is_err() {
-            diagnostics.push(Diagnostic { line: number, kind: DiagnosticKind::InvalidUtf8 });
+            diagnostics.push(Diagnostic {
+                line: number,
+                kind: DiagnosticKind::InvalidUtf8,
+            });
         }
         if is_blank(line) {
             if index + 1 < line_count {
-                diagnostics.push(Diagnostic { line: number, kind: DiagnosticKind::BlankLine });
+                diagnostics.push(Diagnostic {
+                    line: number,
+                    kind: DiagnosticKind::BlankLine,
+                });
             }
             continue;
         }
@@ -163,39 +177,67 @@ pub fn parse(bytes: &[u8], profile: Profile) -> Parsed {
         let value = match read_value(line, profile, number == 1 && first_line_bom) {
             Ok((value, trailing)) => {
                 if trailing {
-                    diagnostics.push(Diagnostic { line: number, kind: DiagnosticKind::TrailingData });
+                    diagnostics.push(Diagnostic {
+                        line: number,
+                        kind: DiagnosticKind::TrailingData,
+                    });
                 }
                 value
             }
             Err(kind) => {
-                let kind = if torn && kind == DiagnosticKind::NotJson { DiagnosticKind::TornLine } else { kind };
+                let kind = if torn && kind == DiagnosticKind::NotJson {
+                    DiagnosticKind::TornLine
+                } else {
+                    kind
+                };
                 diagnostics.push(Diagnostic { line: number, kind });
                 if header.is_none() && profile == Profile::Omp {
-                    header = Some(Err(HeaderError { line: number, kind: HeaderErrorKind::NotJson }));
+                    header = Some(Err(HeaderError {
+                        line: number,
+                        kind: HeaderErrorKind::NotJson,
+                    }));
                 }
                 continue;
             }
         };
         let this_ordinal = ordinal;
         ordinal += 1;
-        let object = if value.get().starts_with('{') { RawObject::parse(value.get()) } else { None };
+        let object = if value.get().starts_with('{') {
+            RawObject::parse(value.get())
+        } else {
+            None
+        };
         match (&header, object) {
             (None, Some(obj)) => {
-                header = Some(SessionHeader::from_object(&obj, value.get()).ok_or(HeaderError {
+                header = Some(
+                    SessionHeader::from_object(&obj, value.get()).ok_or(HeaderError {
+                        line: number,
+                        kind: HeaderErrorKind::NotAHeader,
+                    }),
+                );
+            }
+            (None, None) => {
+                header = Some(Err(HeaderError {
                     line: number,
                     kind: HeaderErrorKind::NotAHeader,
                 }));
             }
-            (None, None) => {
-                header = Some(Err(HeaderError { line: number, kind: HeaderErrorKind::NotAHeader }));
-            }
-            (Some(_), None) => diagnostics.push(Diagnostic { line: number, kind: DiagnosticKind::NotObject }),
+            (Some(_), None) => diagnostics.push(Diagnostic {
+                line: number,
+                kind: DiagnosticKind::NotObject,
+            }),
             (Some(_), Some(obj)) => {
                 let entry = Entry::from_object(&obj, value.clone(), this_ordinal);
                 if entry.kind == EntryKind::ExtraHeader {
-                    diagnostics.push(Diagnostic { line: number, kind: DiagnosticKind::ExtraHeader });
+                    diagnostics.push(Diagnostic {
+                        line: number,
+                        kind: DiagnosticKind::ExtraHeader,
+                    });
                 } else if entry.id.is_none() {
-                    diagnostics.push(Diagnostic { line: number, kind: DiagnosticKind::MissingId });
+                    diagnostics.push(Diagnostic {
+                        line: number,
+                        kind: DiagnosticKind::MissingId,
+                    });
                 }
                 entries.push(entry);
             }
@@ -204,11 +246,19 @@ pub fn parse(bytes: &[u8], profile: Profile) -> Parsed {
             break;
         }
     }
-    let header = header.unwrap_or(Err(HeaderError { line: 0, kind: HeaderErrorKind::Empty }));
+    let header = header.unwrap_or(Err(HeaderError {
+        line: 0,
+        kind: HeaderErrorKind::Empty,
+    }));
     if header.is_err() {
         entries.clear();
     }
-    Parsed { header, entries, diagnostics, ends_with_newline }
+    Parsed {
+        header,
+        entries,
+        diagnostics,
+        ends_with_newline,
+    }
 }
 
 /// Whether a line is blank as JavaScript's `String.prototype.trim` sees it.
@@ -222,7 +272,11 @@ pub fn is_js_whitespace(c: char) -> bool {
 }
 
 /// Reads one JSON value from a line: `(value, had trailing data)`.
-fn read_value(line: &str, profile: Profile, bom: bool) -> Result<(Box<RawValue>, bool), DiagnosticKind> {
+fn read_value(
+    line: &str,
+    profile: Profile,
+    bom: bool,
+) -> Result<(Box<RawValue>, bool), DiagnosticKind> {
     if bom {
         return Err(DiagnosticKind::NotJson);
     }
@@ -254,20 +308,48 @@ mod tests {
     const M: &str = r#"{"type":"message","id":"a1","parentId":null,"timestamp":"2025-01-01T00:00:01.000Z","message":{"role":"user","content":"hi"}}"#;
 
     fn kinds(p: &Parsed) -> Vec<(usize, &'static str)> {
-        p.diagnostics.iter().map(|d| (d.line, d.kind.name())).collect()
+        p.diagnostics
+            .iter()
+            .map(|d| (d.line, d.kind.name()))
+            .collect()
     }
 
     #[test]
     fn lenient_lines_are_skipped_with_diagnostics() {
         let cases: &[(&str, Profile, usize, &[(usize, &str)])] = &[
-            ("{H}\n\n   \n{M}\n", Profile::Pi, 1, &[(2, "blank_line"), (3, "blank_line")]),
+            (
+                "{H}\n\n   \n{M}\n",
+                Profile::Pi,
+                1,
+                &[(2, "blank_line"), (3, "blank_line")],
+            ),
             ("{H}\nnot json\n{M}\n", Profile::Pi, 1, &[(2, "not_json")]),
-            ("{H}\n{M}\n{\"type\":\"mess", Profile::Pi, 1, &[(3, "torn_line")]),
+            (
+                "{H}\n{M}\n{\"type\":\"mess",
+                Profile::Pi,
+                1,
+                &[(3, "torn_line")],
+            ),
             ("{H}\r\n{M}\r\n", Profile::Omp, 1, &[]),
-            ("{H}\nnull\n5\n\"s\"\n[1]\n{M}\n", Profile::Omp, 1, &[(2, "not_object"), (3, "not_object"), (4, "not_object"), (5, "not_object")]),
+            (
+                "{H}\nnull\n5\n\"s\"\n[1]\n{M}\n",
+                Profile::Omp,
+                1,
+                &[
+                    (2, "not_object"),
+                    (3, "not_object"),
+                    (4, "not_object"),
+                    (5, "not_object"),
+                ],
+            ),
             ("{H}\n{M}{M}\n", Profile::Pi, 0, &[(2, "trailing_data")]),
             ("{H}\n{M}{M}\n", Profile::Omp, 1, &[(2, "trailing_data")]),
-            ("\u{feff}{H}\n{M}\n", Profile::Pi, 1, &[(1, "byte_order_mark")]),
+            (
+                "\u{feff}{H}\n{M}\n",
+                Profile::Pi,
+                1,
+                &[(1, "byte_order_mark")],
+            ),
         ];
         for (text, profile, entries, expected) in cases {
             let text = text.replace("{H}", H).replace("{M}", M);
@@ -285,7 +367,12 @@ mod tests {
             ("  \n\n", Profile::Omp, HeaderErrorKind::Empty, 0),
             ("{M}\n{H}\n", Profile::Pi, HeaderErrorKind::NotAHeader, 1),
             ("null\n{H}\n", Profile::Pi, HeaderErrorKind::NotAHeader, 1),
-            ("{\"type\":\"session\",\"id\":5}\n", Profile::Omp, HeaderErrorKind::NotAHeader, 1),
+            (
+                "{\"type\":\"session\",\"id\":5}\n",
+                Profile::Omp,
+                HeaderErrorKind::NotAHeader,
+                1,
+            ),
             ("garbage\n{H}\n", Profile::Omp, HeaderErrorKind::NotJson, 1),
             ("\u{feff}{H}\n", Profile::Omp, HeaderErrorKind::NotJson, 1),
         ];
@@ -295,7 +382,9 @@ mod tests {
             assert_eq!((err.kind, err.line), (*kind, *line), "{text:?}");
         }
         // pi skips a garbage first line and accepts the header after it.
-        assert!(parse(format!("garbage\n{H}\n").as_bytes(), Profile::Pi).header.is_ok());
+        assert!(parse(format!("garbage\n{H}\n").as_bytes(), Profile::Pi)
+            .header
+            .is_ok());
     }
 
     #[test]

@@ -47,7 +47,9 @@ pub fn prepare(value: &mut Value, blobs: &mut Vec<PendingBlob>) -> bool {
             }
             None => false,
         },
-        Value::Array(items) => items.iter_mut().fold(false, |changed, v| prepare(v, blobs) | changed),
+        Value::Array(items) => items
+            .iter_mut()
+            .fold(false, |changed, v| prepare(v, blobs) | changed),
         Value::Object(map) => prepare_object(map, blobs),
         _ => false,
     }
@@ -59,12 +61,16 @@ fn prepare_object(map: &mut Map<String, Value>, blobs: &mut Vec<PendingBlob>) ->
         changed |= prepare(value, blobs);
         if key == "content" {
             if let Value::Array(items) = value {
-                changed |= items.iter_mut().fold(false, |c, item| externalize_image(item, blobs) | c);
+                changed |= items
+                    .iter_mut()
+                    .fold(false, |c, item| externalize_image(item, blobs) | c);
             }
         }
     }
     if changed {
-        if let (Some(Value::String(content)), Some(Value::Number(_))) = (map.get("content"), map.get("lineCount")) {
+        if let (Some(Value::String(content)), Some(Value::Number(_))) =
+            (map.get("content"), map.get("lineCount"))
+        {
             let lines = content.split('\n').count();
             map.insert("lineCount".to_owned(), Value::from(lines));
         }
@@ -73,15 +79,21 @@ fn prepare_object(map: &mut Map<String, Value>, blobs: &mut Vec<PendingBlob>) ->
 }
 
 fn externalize_image(item: &mut Value, blobs: &mut Vec<PendingBlob>) -> bool {
-    let Some(block) = item.as_object_mut() else { return false };
+    let Some(block) = item.as_object_mut() else {
+        return false;
+    };
     if block.get("type").and_then(Value::as_str) != Some("image") {
         return false;
     }
-    let Some(Value::String(data)) = block.get_mut("data") else { return false };
+    let Some(Value::String(data)) = block.get_mut("data") else {
+        return false;
+    };
     if data.len() < BLOB_THRESHOLD || data.starts_with(BLOB_PREFIX) {
         return false;
     }
-    let Some(bytes) = blobs::decode_base64(data) else { return false };
+    let Some(bytes) = blobs::decode_base64(data) else {
+        return false;
+    };
     let blob = BlobRef::for_bytes(&bytes);
     *data = blob.to_string();
     blobs.push(PendingBlob { blob, bytes });
@@ -117,9 +129,16 @@ pub fn utf16_len(s: &str) -> usize {
 
 /// Replaces valid blob references in image blocks of `content` arrays by their base64 data.
 /// Missing blobs and invalid references are left as they are; invalid ones are returned.
-pub fn resolve_blobs(value: &mut Value, storage: &dyn Storage, dir: &Path, invalid: &mut Vec<String>) -> bool {
+pub fn resolve_blobs(
+    value: &mut Value,
+    storage: &dyn Storage,
+    dir: &Path,
+    invalid: &mut Vec<String>,
+) -> bool {
     match value {
-        Value::Array(items) => items.iter_mut().fold(false, |c, v| resolve_blobs(v, storage, dir, invalid) | c),
+        Value::Array(items) => items
+            .iter_mut()
+            .fold(false, |c, v| resolve_blobs(v, storage, dir, invalid) | c),
         Value::Object(map) => {
             let mut changed = false;
             let is_image = map.get("type").and_then(Value::as_str) == Some("image");
@@ -161,8 +180,14 @@ mod tests {
             ("x".repeat(500_000), 500_000),
             ("x".repeat(500_001), 500_000),
             ("\u{e9}".repeat(500_001), 500_000),
-            (format!("{}{emoji}{}", "x".repeat(499_952), "y".repeat(100)), 499_999),
-            (format!("{}{emoji}{}", "x".repeat(499_951), "y".repeat(100)), 500_000),
+            (
+                format!("{}{emoji}{}", "x".repeat(499_952), "y".repeat(100)),
+                499_999,
+            ),
+            (
+                format!("{}{emoji}{}", "x".repeat(499_951), "y".repeat(100)),
+                500_000,
+            ),
         ];
         for (input, expected) in cases {
             let mut value = Value::String(input.clone());
@@ -179,7 +204,10 @@ mod tests {
     fn transient_fields_dropped_and_line_count_recomputed() {
         let mut value = json!({"partialJson":"{", "nested":{"jsonlEvents":[1], "partialJson":"y"}, "content":"one\ntwo", "lineCount":99});
         prepare(&mut value, &mut Vec::new());
-        assert_eq!(value, json!({"nested":{}, "content":"one\ntwo", "lineCount":2}));
+        assert_eq!(
+            value,
+            json!({"nested":{}, "content":"one\ntwo", "lineCount":2})
+        );
         let mut untouched = json!({"content":"one\ntwo", "lineCount":99});
         assert!(!prepare(&mut untouched, &mut Vec::new()));
         let mut long = json!({"content": format!("{}{}", "l1\n".repeat(10), "z".repeat(500_010)), "lineCount": 5});
@@ -191,7 +219,8 @@ mod tests {
     fn images_at_threshold_go_to_blobs() {
         for (len, externalized) in [(1023, false), (1024, true)] {
             let data = "A".repeat(len);
-            let mut value = json!({"content":[{"type":"image","data":data,"mimeType":"image/png"}]});
+            let mut value =
+                json!({"content":[{"type":"image","data":data,"mimeType":"image/png"}]});
             let mut blobs = Vec::new();
             prepare(&mut value, &mut blobs);
             assert_eq!(blobs.len(), usize::from(externalized), "{len}");

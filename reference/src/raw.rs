@@ -68,7 +68,13 @@ impl<'a> RawObject<'a> {
     /// Writes the object as compact JSON, keys in order; a duplicated key keeps
     /// its first position and its last value, as `JSON.stringify(JSON.parse(..))` does.
     pub fn to_json(&self) -> String {
-        let mut out = String::with_capacity(self.pairs.iter().map(|(k, v)| k.len() + v.get().len() + 4).sum::<usize>() + 2);
+        let mut out = String::with_capacity(
+            self.pairs
+                .iter()
+                .map(|(k, v)| k.len() + v.get().len() + 4)
+                .sum::<usize>()
+                + 2,
+        );
         out.push('{');
         let mut first = true;
         for (i, (key, _)) in self.pairs.iter().enumerate() {
@@ -156,7 +162,9 @@ impl<'de: 'a, 'a> Deserialize<'de> for RawObject<'a> {
                 Ok(RawObject { pairs })
             }
         }
-        deserializer.deserialize_map(ObjectVisitor).map_err(de::Error::custom)
+        deserializer
+            .deserialize_map(ObjectVisitor)
+            .map_err(de::Error::custom)
     }
 }
 
@@ -187,7 +195,16 @@ mod tests {
 
     #[test]
     fn truthiness_matches_javascript() {
-        for (json, truthy) in [("\"\"", false), ("0", false), ("0.0", false), ("null", false), ("false", false), ("\"a\"", true), ("1", true), ("[]", true)] {
+        for (json, truthy) in [
+            ("\"\"", false),
+            ("0", false),
+            ("0.0", false),
+            ("null", false),
+            ("false", false),
+            ("\"a\"", true),
+            ("1", true),
+            ("[]", true),
+        ] {
             assert_eq!(is_truthy(Some(&raw(json.to_owned()))), truthy, "{json}");
         }
         assert!(!is_truthy(None));

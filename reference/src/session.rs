@@ -16,7 +16,10 @@ use std::path::{Path, PathBuf};
 use serde_json::Value;
 
 use crate::context::{build_context, Context, LeafChoice};
-use crate::ids::{file_timestamp, iso_timestamp, new_entry_id, new_session_id, Clock, IdSource, RandomIds, SystemClock};
+use crate::ids::{
+    file_timestamp, iso_timestamp, new_entry_id, new_session_id, Clock, IdSource, RandomIds,
+    SystemClock,
+};
 use crate::migrate::{migrate, Step};
 use crate::model::{Entry, Profile, SessionHeader, CURRENT_VERSION};
 use crate::parse::{parse, Diagnostic, DiagnosticKind, HeaderError};
@@ -48,7 +51,11 @@ pub struct Options {
 
 impl Options {
     /// Real files, random ids and the system clock; blobs under `$HOME/.omp/agent/blobs`.
-    pub fn new(profile: Profile, cwd: impl Into<String>, session_dir: impl Into<PathBuf>) -> Options {
+    pub fn new(
+        profile: Profile,
+        cwd: impl Into<String>,
+        session_dir: impl Into<PathBuf>,
+    ) -> Options {
         let home = std::env::var_os("HOME").map_or_else(|| PathBuf::from("."), PathBuf::from);
         Options {
             profile,
@@ -92,8 +99,14 @@ impl fmt::Display for SessionError {
         match self {
             SessionError::NotFound(id) => write!(f, "Entry {id} not found"),
             SessionError::Io { path, message } => write!(f, "{}: {message}", path.display()),
-            SessionError::InvalidSource(path) => write!(f, "Cannot fork: source session file is empty or invalid: {}", path.display()),
-            SessionError::Persistence { path, message } => write!(f, "{}: write failed: {message}", path.display()),
+            SessionError::InvalidSource(path) => write!(
+                f,
+                "Cannot fork: source session file is empty or invalid: {}",
+                path.display()
+            ),
+            SessionError::Persistence { path, message } => {
+                write!(f, "{}: write failed: {message}", path.display())
+            }
         }
     }
 }
@@ -184,7 +197,10 @@ impl SessionManager {
     /// Opens a session file as a user resuming it would: lenient parse, migration
     /// (with an atomic rewrite), recovery of a file with no readable header.
     pub fn open(path: &Path, options: Options) -> Result<SessionManager, SessionError> {
-        let bytes = options.storage.read(path).map_err(|e| SessionError::Io { path: path.to_owned(), message: e.to_string() })?;
+        let bytes = options.storage.read(path).map_err(|e| SessionError::Io {
+            path: path.to_owned(),
+            message: e.to_string(),
+        })?;
         let profile = options.profile;
         let Some(bytes) = bytes else {
             let mut sm = SessionManager::new_session(options, Some(path.to_owned()));
@@ -194,7 +210,10 @@ impl SessionManager {
             return Ok(sm);
         };
         let parsed = parse(&bytes, profile);
-        let mut report = LoadReport { diagnostics: parsed.diagnostics, ..LoadReport::default() };
+        let mut report = LoadReport {
+            diagnostics: parsed.diagnostics,
+            ..LoadReport::default()
+        };
         let mut header = match parsed.header {
             Ok(header) => header,
             Err(error) => {
@@ -219,11 +238,17 @@ impl SessionManager {
         sm.header = header;
         sm.has_assistant = entries.iter().any(Entry::is_assistant);
         sm.tree = Tree::new(entries);
-        sm.on_disk = OnDisk { header: true, entries: sm.tree.entries().len(), needs_newline: !parsed.ends_with_newline };
+        sm.on_disk = OnDisk {
+            header: true,
+            entries: sm.tree.entries().len(),
+            needs_newline: !parsed.ends_with_newline,
+        };
         if !report.migrated.is_empty() {
             if report.diagnostics.iter().any(|d| loses_data(d.kind)) {
                 let keep = sibling(path, "pre-migration", sm.clock.now_ms());
-                sm.storage.write_atomic(&keep, &bytes).map_err(|e| sm.latch(&e))?;
+                sm.storage
+                    .write_atomic(&keep, &bytes)
+                    .map_err(|e| sm.latch(&e))?;
                 report.preserved = Some(keep);
             }
             sm.on_disk = OnDisk::default();
@@ -235,10 +260,21 @@ impl SessionManager {
 
     /// Starts a new persisted session forked from `source`: its (migrated) entries
     /// under a new header whose `parentSession` is the source path (pi) or id (omp); written at once.
-    pub fn fork_from(source: &Path, target_cwd: &str, mut options: Options) -> Result<SessionManager, SessionError> {
-        let bytes = options.storage.read(source).ok().flatten().ok_or_else(|| SessionError::InvalidSource(source.to_owned()))?;
+    pub fn fork_from(
+        source: &Path,
+        target_cwd: &str,
+        mut options: Options,
+    ) -> Result<SessionManager, SessionError> {
+        let bytes = options
+            .storage
+            .read(source)
+            .ok()
+            .flatten()
+            .ok_or_else(|| SessionError::InvalidSource(source.to_owned()))?;
         let parsed = parse(&bytes, options.profile);
-        let mut header = parsed.header.map_err(|_| SessionError::InvalidSource(source.to_owned()))?;
+        let mut header = parsed
+            .header
+            .map_err(|_| SessionError::InvalidSource(source.to_owned()))?;
         let mut entries = parsed.entries;
         migrate(&mut header, &mut entries, options.ids.as_mut());
         let parent = match options.profile {
@@ -266,7 +302,13 @@ impl SessionManager {
             blob_dir: options.blob_dir,
             fsync_appends: options.fsync_appends,
             file: None,
-            header: SessionHeader { raw: to_raw("{}"), id: String::new(), version: 3.0, cwd: None, timestamp: None },
+            header: SessionHeader {
+                raw: to_raw("{}"),
+                id: String::new(),
+                version: 3.0,
+                cwd: None,
+                timestamp: None,
+            },
             tree: Tree::default(),
             on_disk: OnDisk::default(),
             has_assistant: false,
@@ -297,8 +339,14 @@ impl SessionManager {
     }
 
     fn default_file(&self) -> PathBuf {
-        let time = self.header.timestamp.as_deref().unwrap_or_default().replace([':', '.'], "-");
-        self.session_dir.join(format!("{time}_{}.jsonl", self.header.id))
+        let time = self
+            .header
+            .timestamp
+            .as_deref()
+            .unwrap_or_default()
+            .replace([':', '.'], "-");
+        self.session_dir
+            .join(format!("{time}_{}.jsonl", self.header.id))
     }
 
     // ----- reading -----
@@ -379,11 +427,31 @@ impl SessionManager {
         build_context(&self.tree, leaf, self.profile)
     }
 
+    /// The context for `leaf` as JSON, blob references resolved (omp).
+    pub fn context_json(&self, leaf: LeafChoice<'_>) -> Value {
+        let context = build_context(&self.tree, leaf, self.profile);
+        let mut value = serde_json::to_value(&context).unwrap_or(Value::Null);
+        if self.profile == Profile::Omp {
+            resolve_blobs(
+                &mut value["messages"],
+                self.storage.as_ref(),
+                &self.blob_dir,
+                &mut Vec::new(),
+            );
+        }
+        value
+    }
+
     /// An entry's JSON with blob references resolved (omp), as a reader sees it.
     pub fn resolved(&self, entry: &Entry) -> Value {
         let mut value: Value = serde_json::from_str(entry.raw.get()).unwrap_or(Value::Null);
         if self.profile == Profile::Omp && entry.raw.get().contains(blobs::BLOB_PREFIX) {
-            resolve_blobs(&mut value, self.storage.as_ref(), &self.blob_dir, &mut Vec::new());
+            resolve_blobs(
+                &mut value,
+                self.storage.as_ref(),
+                &self.blob_dir,
+                &mut Vec::new(),
+            );
         }
         value
     }
@@ -397,13 +465,19 @@ impl SessionManager {
 
     /// Appends a `thinking_level_change` entry.
     pub fn append_thinking_level_change(&mut self, level: Value) -> Result<String, SessionError> {
-        self.append("thinking_level_change", vec![("thinkingLevel", Some(level))], false)
+        self.append(
+            "thinking_level_change",
+            vec![("thinkingLevel", Some(level))],
+            false,
+        )
     }
 
     /// Appends a `model_change` entry in the profile's shape.
     pub fn append_model_change(&mut self, change: ModelChange) -> Result<String, SessionError> {
         let payload = match change {
-            ModelChange::Pi { provider, model_id } => vec![("provider", Some(provider)), ("modelId", Some(model_id))],
+            ModelChange::Pi { provider, model_id } => {
+                vec![("provider", Some(provider)), ("modelId", Some(model_id))]
+            }
             ModelChange::Omp { model, role } => vec![("model", Some(model)), ("role", role)],
         };
         self.append("model_change", payload, false)
@@ -411,9 +485,16 @@ impl SessionManager {
 
     /// Appends a `compaction` entry; `fields` are the optional ones in the profile's order
     /// (pi: `details`, `fromHook`; omp: `shortSummary` first, then `details`, `preserveData`, `fromExtension`).
-    pub fn append_compaction(&mut self, summary: Value, first_kept_entry_id: Value, tokens_before: Value, fields: Vec<(&'static str, Option<Value>)>) -> Result<String, SessionError> {
+    pub fn append_compaction(
+        &mut self,
+        summary: Value,
+        first_kept_entry_id: Value,
+        tokens_before: Value,
+        fields: Vec<(&'static str, Option<Value>)>,
+    ) -> Result<String, SessionError> {
         let mut payload = vec![("summary", Some(summary))];
-        let (short, rest): (Vec<_>, Vec<_>) = fields.into_iter().partition(|(k, _)| *k == "shortSummary");
+        let (short, rest): (Vec<_>, Vec<_>) =
+            fields.into_iter().partition(|(k, _)| *k == "shortSummary");
         payload.extend(short);
         payload.push(("firstKeptEntryId", Some(first_kept_entry_id)));
         payload.push(("tokensBefore", Some(tokens_before)));
@@ -422,43 +503,97 @@ impl SessionManager {
     }
 
     /// Appends a `custom` entry (extension state; not in the context).
-    pub fn append_custom_entry(&mut self, custom_type: Value, data: Option<Value>) -> Result<String, SessionError> {
-        self.append("custom", vec![("customType", Some(custom_type)), ("data", data)], true)
+    pub fn append_custom_entry(
+        &mut self,
+        custom_type: Value,
+        data: Option<Value>,
+    ) -> Result<String, SessionError> {
+        self.append(
+            "custom",
+            vec![("customType", Some(custom_type)), ("data", data)],
+            true,
+        )
     }
 
     /// Appends a `custom_message` entry (in the context).
-    pub fn append_custom_message_entry(&mut self, custom_type: Value, content: Value, display: Value, details: Option<Value>) -> Result<String, SessionError> {
-        let payload = vec![("customType", Some(custom_type)), ("content", Some(content)), ("display", Some(display)), ("details", details)];
+    pub fn append_custom_message_entry(
+        &mut self,
+        custom_type: Value,
+        content: Value,
+        display: Value,
+        details: Option<Value>,
+    ) -> Result<String, SessionError> {
+        let payload = vec![
+            ("customType", Some(custom_type)),
+            ("content", Some(content)),
+            ("display", Some(display)),
+            ("details", details),
+        ];
         self.append("custom_message", payload, true)
     }
 
     /// Sets (`Some` non-empty) or clears the label of `target`.
-    pub fn append_label_change(&mut self, target: &str, label: Option<Value>) -> Result<String, SessionError> {
+    pub fn append_label_change(
+        &mut self,
+        target: &str,
+        label: Option<Value>,
+    ) -> Result<String, SessionError> {
         if !self.tree.contains(target) {
             return Err(SessionError::NotFound(target.to_owned()));
         }
-        self.append("label", vec![("targetId", Some(Value::from(target))), ("label", label)], false)
+        self.append(
+            "label",
+            vec![("targetId", Some(Value::from(target))), ("label", label)],
+            false,
+        )
     }
 
     /// Appends a `session_info` entry with the trimmed name (pi).
     pub fn append_session_info(&mut self, name: &str) -> Result<String, SessionError> {
-        self.append("session_info", vec![("name", Some(Value::from(name.trim())))], false)
+        self.append(
+            "session_info",
+            vec![("name", Some(Value::from(name.trim())))],
+            false,
+        )
     }
 
     /// Appends a `ttsr_injection` entry (omp).
     pub fn append_ttsr_injection(&mut self, rules: Value) -> Result<String, SessionError> {
-        self.append("ttsr_injection", vec![("injectedRules", Some(rules))], false)
+        self.append(
+            "ttsr_injection",
+            vec![("injectedRules", Some(rules))],
+            false,
+        )
     }
 
     /// Appends a `session_init` entry (omp).
-    pub fn append_session_init(&mut self, system_prompt: Value, task: Value, tools: Value, output_schema: Option<Value>) -> Result<String, SessionError> {
-        let payload = vec![("systemPrompt", Some(system_prompt)), ("task", Some(task)), ("tools", Some(tools)), ("outputSchema", output_schema)];
+    pub fn append_session_init(
+        &mut self,
+        system_prompt: Value,
+        task: Value,
+        tools: Value,
+        output_schema: Option<Value>,
+    ) -> Result<String, SessionError> {
+        let payload = vec![
+            ("systemPrompt", Some(system_prompt)),
+            ("task", Some(task)),
+            ("tools", Some(tools)),
+            ("outputSchema", output_schema),
+        ];
         self.append("session_init", payload, false)
     }
 
     /// Appends a `mode_change` entry (omp).
-    pub fn append_mode_change(&mut self, mode: Value, data: Option<Value>) -> Result<String, SessionError> {
-        self.append("mode_change", vec![("mode", Some(mode)), ("data", data)], false)
+    pub fn append_mode_change(
+        &mut self,
+        mode: Value,
+        data: Option<Value>,
+    ) -> Result<String, SessionError> {
+        self.append(
+            "mode_change",
+            vec![("mode", Some(mode)), ("data", data)],
+            false,
+        )
     }
 
     // ----- moving the leaf -----
@@ -475,29 +610,54 @@ impl SessionManager {
 
     /// Moves the leaf to `from` (`None`: before the root) and appends a `branch_summary`
     /// whose `fromId` is `from` or `"root"`; `fields` are the optional ones (`details`, `fromHook`/`fromExtension`).
-    pub fn branch_with_summary(&mut self, from: Option<&str>, summary: Value, fields: Vec<(&'static str, Option<Value>)>) -> Result<String, SessionError> {
+    pub fn branch_with_summary(
+        &mut self,
+        from: Option<&str>,
+        summary: Value,
+        fields: Vec<(&'static str, Option<Value>)>,
+    ) -> Result<String, SessionError> {
         match from {
             Some(id) => self.tree.branch(id)?,
             None => self.tree.reset_leaf(),
         }
-        let mut payload = vec![("fromId", Some(Value::from(from.unwrap_or("root")))), ("summary", Some(summary))];
+        let mut payload = vec![
+            ("fromId", Some(Value::from(from.unwrap_or("root")))),
+            ("summary", Some(summary)),
+        ];
         payload.extend(fields);
         self.append("branch_summary", payload, false)
     }
 
     /// Starts a new session holding only the root→`leaf` path (default: the current
     /// leaf), labels re-applied after it; returns the new file (`None` in memory).
-    pub fn create_branched_session(&mut self, leaf: Option<&str>) -> Result<Option<PathBuf>, SessionError> {
-        let path: Vec<Entry> = self.tree.branch_path(leaf).into_iter().filter(|e| !matches!(e.kind, crate::model::EntryKind::Label { .. })).cloned().collect();
+    pub fn create_branched_session(
+        &mut self,
+        leaf: Option<&str>,
+    ) -> Result<Option<PathBuf>, SessionError> {
+        let path: Vec<Entry> = self
+            .tree
+            .branch_path(leaf)
+            .into_iter()
+            .filter(|e| !matches!(e.kind, crate::model::EntryKind::Label { .. }))
+            .cloned()
+            .collect();
         if path.is_empty() {
-            return Err(SessionError::NotFound(leaf.or(self.tree.leaf()).unwrap_or_default().to_owned()));
+            return Err(SessionError::NotFound(
+                leaf.or(self.tree.leaf()).unwrap_or_default().to_owned(),
+            ));
         }
         let labels: Vec<(String, String, Option<String>)> = self
             .tree
             .labels_in_order()
             .into_iter()
             .filter(|(target, _)| path.iter().any(|e| e.id.as_deref() == Some(*target)))
-            .map(|(target, label)| (target.to_owned(), label.text.clone(), label.timestamp.clone()))
+            .map(|(target, label)| {
+                (
+                    target.to_owned(),
+                    label.text.clone(),
+                    label.timestamp.clone(),
+                )
+            })
             .collect();
         let parent = self.file.as_ref().map(|f| f.to_string_lossy().into_owned());
         let persisted = self.file.is_some();
@@ -507,7 +667,15 @@ impl SessionManager {
         self.on_disk = OnDisk::default();
         self.file = persisted.then(|| self.default_file());
         for (target, text, timestamp) in labels {
-            let entry = self.make_entry("label", vec![("targetId", Some(Value::from(target))), ("label", Some(Value::from(text)))], false, timestamp);
+            let entry = self.make_entry(
+                "label",
+                vec![
+                    ("targetId", Some(Value::from(target))),
+                    ("label", Some(Value::from(text))),
+                ],
+                false,
+                timestamp,
+            );
             self.tree.push(entry);
         }
         if self.has_assistant {
@@ -529,7 +697,12 @@ impl SessionManager {
 
     // ----- internals -----
 
-    fn append(&mut self, type_name: &str, payload: Vec<(&str, Option<Value>)>, payload_first: bool) -> Result<String, SessionError> {
+    fn append(
+        &mut self,
+        type_name: &str,
+        payload: Vec<(&str, Option<Value>)>,
+        payload_first: bool,
+    ) -> Result<String, SessionError> {
         let entry = self.make_entry(type_name, payload, payload_first, None);
         let id = entry.id.clone().unwrap_or_default();
         self.has_assistant |= entry.is_assistant();
@@ -538,13 +711,23 @@ impl SessionManager {
         Ok(id)
     }
 
-    fn make_entry(&mut self, type_name: &str, payload: Vec<(&str, Option<Value>)>, payload_first: bool, timestamp: Option<String>) -> Entry {
+    fn make_entry(
+        &mut self,
+        type_name: &str,
+        payload: Vec<(&str, Option<Value>)>,
+        payload_first: bool,
+        timestamp: Option<String>,
+    ) -> Entry {
         let tree = &self.tree;
         let id = new_entry_id(self.ids.as_mut(), |c| tree.contains(c));
         let timestamp = timestamp.unwrap_or_else(|| iso_timestamp(self.clock.now_ms()));
         let mut obj = RawObject::default();
         obj.set("type", to_raw(type_name));
-        let head = [("id", to_raw(&id)), ("parentId", to_raw(&self.tree.leaf())), ("timestamp", to_raw(&timestamp))];
+        let head = [
+            ("id", to_raw(&id)),
+            ("parentId", to_raw(&self.tree.leaf())),
+            ("timestamp", to_raw(&timestamp)),
+        ];
         if !payload_first {
             for (k, v) in &head {
                 obj.set(k, v.clone());
@@ -570,7 +753,9 @@ impl SessionManager {
 
     /// Writes what the persistence rules allow: nothing yet, everything, or the new lines.
     fn persist(&mut self) -> Result<(), SessionError> {
-        let Some(path) = self.file.clone() else { return Ok(()) };
+        let Some(path) = self.file.clone() else {
+            return Ok(());
+        };
         if let Some(error) = &self.persist_error {
             return Err(error.clone());
         }
@@ -590,7 +775,9 @@ impl SessionManager {
             buffer.push_str(entry.raw.get());
             buffer.push('\n');
         }
-        self.storage.append(&path, buffer.as_bytes()).map_err(|e| self.latch(&e))?;
+        self.storage
+            .append(&path, buffer.as_bytes())
+            .map_err(|e| self.latch(&e))?;
         if self.fsync_appends {
             self.storage.sync(&path).map_err(|e| self.latch(&e))?;
         }
@@ -601,7 +788,9 @@ impl SessionManager {
 
     /// Writes the whole session atomically (header and every entry).
     fn write_all(&mut self) -> Result<(), SessionError> {
-        let Some(path) = self.file.clone() else { return Ok(()) };
+        let Some(path) = self.file.clone() else {
+            return Ok(());
+        };
         self.write_blobs()?;
         let mut text = String::with_capacity(self.header.raw.get().len() + 1);
         text.push_str(self.header.raw.get());
@@ -610,28 +799,44 @@ impl SessionManager {
             text.push_str(entry.raw.get());
             text.push('\n');
         }
-        self.storage.write_atomic(&path, text.as_bytes()).map_err(|e| self.latch(&e))?;
-        self.on_disk = OnDisk { header: true, entries: self.tree.entries().len(), needs_newline: false };
+        self.storage
+            .write_atomic(&path, text.as_bytes())
+            .map_err(|e| self.latch(&e))?;
+        self.on_disk = OnDisk {
+            header: true,
+            entries: self.tree.entries().len(),
+            needs_newline: false,
+        };
         Ok(())
     }
 
     fn write_blobs(&mut self) -> Result<(), SessionError> {
         for pending in std::mem::take(&mut self.pending_blobs) {
-            blobs::put(self.storage.as_mut(), &self.blob_dir, &pending.bytes).map_err(|e| self.latch(&e))?;
+            blobs::put(self.storage.as_mut(), &self.blob_dir, &pending.bytes)
+                .map_err(|e| self.latch(&e))?;
         }
         Ok(())
     }
 
     fn latch(&mut self, error: &std::io::Error) -> SessionError {
         let path = self.file.clone().unwrap_or_default();
-        let error = self.persist_error.get_or_insert(SessionError::Persistence { path, message: error.to_string() });
+        let error = self.persist_error.get_or_insert(SessionError::Persistence {
+            path,
+            message: error.to_string(),
+        });
         error.clone()
     }
 }
 
 /// Whether rewriting a file would drop a line with this diagnostic.
 fn loses_data(kind: DiagnosticKind) -> bool {
-    !matches!(kind, DiagnosticKind::BlankLine | DiagnosticKind::ByteOrderMark | DiagnosticKind::MissingId | DiagnosticKind::ExtraHeader)
+    !matches!(
+        kind,
+        DiagnosticKind::BlankLine
+            | DiagnosticKind::ByteOrderMark
+            | DiagnosticKind::MissingId
+            | DiagnosticKind::ExtraHeader
+    )
 }
 
 /// `NAME.<what>-<file timestamp>` beside `path`.
@@ -643,7 +848,13 @@ fn sibling(path: &Path, what: &str, now_ms: i64) -> PathBuf {
 
 fn unreachable_header(text: &str) -> SessionHeader {
     // make_header always writes type "session" and a string id; keep a value anyway.
-    SessionHeader { raw: raw::raw(text.to_owned()), id: String::new(), version: 3.0, cwd: None, timestamp: None }
+    SessionHeader {
+        raw: raw::raw(text.to_owned()),
+        id: String::new(),
+        version: 3.0,
+        cwd: None,
+        timestamp: None,
+    }
 }
 
 #[cfg(test)]

@@ -68,9 +68,15 @@ impl Storage for FileStorage {
 
     fn write_atomic(&mut self, path: &Path, bytes: &[u8]) -> io::Result<()> {
         self.open = None;
-        let dir = path.parent().filter(|d| !d.as_os_str().is_empty()).unwrap_or(Path::new("."));
+        let dir = path
+            .parent()
+            .filter(|d| !d.as_os_str().is_empty())
+            .unwrap_or(Path::new("."));
         fs::create_dir_all(dir)?;
-        let name = path.file_name().map(|n| n.to_string_lossy().into_owned()).unwrap_or_default();
+        let name = path
+            .file_name()
+            .map(|n| n.to_string_lossy().into_owned())
+            .unwrap_or_default();
         let temp = dir.join(format!(".{name}.{}.tmp", std::process::id()));
         let result = (|| {
             let mut file = File::create(&temp)?;
@@ -120,7 +126,10 @@ impl Storage for MemoryStorage {
 
     fn append(&mut self, path: &Path, bytes: &[u8]) -> io::Result<()> {
         self.check()?;
-        self.files.entry(path.to_owned()).or_default().extend_from_slice(bytes);
+        self.files
+            .entry(path.to_owned())
+            .or_default()
+            .extend_from_slice(bytes);
         Ok(())
     }
 
@@ -136,13 +145,61 @@ impl Storage for MemoryStorage {
 
     fn rename(&mut self, from: &Path, to: &Path) -> io::Result<()> {
         self.check()?;
-        let bytes = self.files.remove(from).ok_or_else(|| io::Error::from(io::ErrorKind::NotFound))?;
+        let bytes = self
+            .files
+            .remove(from)
+            .ok_or_else(|| io::Error::from(io::ErrorKind::NotFound))?;
         self.files.insert(to.to_owned(), bytes);
         Ok(())
     }
 
     fn exists(&self, path: &Path) -> bool {
         self.files.contains_key(path)
+    }
+}
+
+/// Reads from the real filesystem and keeps every write in memory: for inspecting a
+/// file with the session manager without changing anything on disk.
+#[derive(Debug, Default)]
+pub struct ReadOnlyStorage {
+    /// The writes that were kept in memory.
+    pub overlay: MemoryStorage,
+}
+
+impl Storage for ReadOnlyStorage {
+    fn read(&self, path: &Path) -> io::Result<Option<Vec<u8>>> {
+        match self.overlay.read(path)? {
+            Some(bytes) => Ok(Some(bytes)),
+            None => FileStorage::default().read(path),
+        }
+    }
+
+    fn append(&mut self, path: &Path, bytes: &[u8]) -> io::Result<()> {
+        if !self.overlay.exists(path) {
+            let existing = self.read(path)?.unwrap_or_default();
+            self.overlay.files.insert(path.to_owned(), existing);
+        }
+        self.overlay.append(path, bytes)
+    }
+
+    fn sync(&mut self, _path: &Path) -> io::Result<()> {
+        Ok(())
+    }
+
+    fn write_atomic(&mut self, path: &Path, bytes: &[u8]) -> io::Result<()> {
+        self.overlay.write_atomic(path, bytes)
+    }
+
+    fn rename(&mut self, from: &Path, to: &Path) -> io::Result<()> {
+        let bytes = self
+            .read(from)?
+            .ok_or_else(|| io::Error::from(io::ErrorKind::NotFound))?;
+        self.overlay.files.insert(to.to_owned(), bytes);
+        Ok(())
+    }
+
+    fn exists(&self, path: &Path) -> bool {
+        self.overlay.exists(path) || path.exists()
     }
 }
 
@@ -168,7 +225,10 @@ mod tests {
 
     #[test]
     fn memory_storage_can_fail() {
-        let mut storage = MemoryStorage { fail_writes: Some("disk full".into()), ..MemoryStorage::default() };
+        let mut storage = MemoryStorage {
+            fail_writes: Some("disk full".into()),
+            ..MemoryStorage::default()
+        };
         assert!(storage.append(Path::new("x"), b"a").is_err());
         assert!(!storage.exists(Path::new("x")));
     }

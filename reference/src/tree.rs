@@ -64,7 +64,10 @@ impl std::error::Error for NotFound {}
 impl Tree {
     /// Indexes loaded entries; the leaf is the last entry (in file order) that has an id.
     pub fn new(entries: Vec<Entry>) -> Tree {
-        let mut tree = Tree { entries: Vec::with_capacity(entries.len()), ..Tree::default() };
+        let mut tree = Tree {
+            entries: Vec::with_capacity(entries.len()),
+            ..Tree::default()
+        };
         for entry in entries {
             tree.push(entry);
         }
@@ -74,11 +77,19 @@ impl Tree {
 
     /// Adds an entry at the end and makes it the leaf (when it has an id).
     pub fn push(&mut self, entry: Entry) {
-        if let EntryKind::Label { target_id: Some(target), label } = &entry.kind {
+        if let EntryKind::Label {
+            target_id: Some(target),
+            label,
+        } = &entry.kind
+        {
             match label {
                 Some(text) => {
                     self.label_seq += 1;
-                    let label = Label { text: text.clone(), timestamp: entry.timestamp.clone(), seq: self.label_seq };
+                    let label = Label {
+                        text: text.clone(),
+                        timestamp: entry.timestamp.clone(),
+                        seq: self.label_seq,
+                    };
                     self.labels.insert(target.clone(), label);
                 }
                 None => {
@@ -170,7 +181,11 @@ impl Tree {
         let mut path = vec![start];
         let mut seen: HashSet<usize> = HashSet::from([start]);
         let mut current = start;
-        while let Some(parent) = self.entries[current].parent_id.as_deref().and_then(|p| self.index_of(p)) {
+        while let Some(parent) = self.entries[current]
+            .parent_id
+            .as_deref()
+            .and_then(|p| self.index_of(p))
+        {
             if !seen.insert(parent) {
                 break;
             }
@@ -186,17 +201,30 @@ impl Tree {
         let Some(start) = from.or(self.leaf()).and_then(|id| self.index_of(id)) else {
             return Vec::new();
         };
-        self.path_from_index(start).into_iter().map(|i| &self.entries[i]).collect()
+        self.path_from_index(start)
+            .into_iter()
+            .map(|i| &self.entries[i])
+            .collect()
     }
 
     /// The whole tree as a flat pre-order list of nodes; every id exactly once.
     pub fn tree(&self) -> Vec<TreeNode> {
         let nodes = self.unique_nodes();
-        let position: HashMap<&str, usize> = nodes.iter().enumerate().map(|(n, &i)| (id_of(&self.entries[i]), n)).collect();
+        let position: HashMap<&str, usize> = nodes
+            .iter()
+            .enumerate()
+            .map(|(n, &i)| (id_of(&self.entries[i]), n))
+            .collect();
         let parent: Vec<Option<usize>> = nodes
             .iter()
             .enumerate()
-            .map(|(n, &i)| self.entries[i].parent_id.as_deref().and_then(|p| position.get(p).copied()).filter(|&p| p != n))
+            .map(|(n, &i)| {
+                self.entries[i]
+                    .parent_id
+                    .as_deref()
+                    .and_then(|p| position.get(p).copied())
+                    .filter(|&p| p != n)
+            })
             .collect();
         let parent = cut_cycles(parent);
         let mut children: Vec<Vec<usize>> = vec![Vec::new(); nodes.len()];
@@ -220,7 +248,10 @@ impl Tree {
                 parent_id: entry.parent_id.clone(),
                 entry_type: entry.type_name(),
                 label: self.label(id).map(str::to_owned),
-                children: children[n].iter().map(|&c| id_of(&self.entries[nodes[c]]).to_owned()).collect(),
+                children: children[n]
+                    .iter()
+                    .map(|&c| id_of(&self.entries[nodes[c]]).to_owned())
+                    .collect(),
             });
             stack.extend(children[n].iter().rev());
         }
@@ -245,12 +276,20 @@ fn id_of(entry: &Entry) -> &str {
 
 /// Whether the entry's `parentId` is exactly `null` (what `getChildren(null)` matches).
 fn is_null_parent(entry: &Entry) -> bool {
-    entry.parent_id.is_none() && entry.object().get("parentId").is_some_and(|v| v.get() == "null")
+    entry.parent_id.is_none()
+        && entry
+            .object()
+            .get("parentId")
+            .is_some_and(|v| v.get() == "null")
 }
 
 /// Children sort by timestamp; an unparseable one sorts first (JavaScript's NaN comparisons, settled).
 fn sort_key(entry: &Entry) -> i64 {
-    entry.timestamp.as_deref().and_then(parse_iso_ms).unwrap_or(i64::MIN)
+    entry
+        .timestamp
+        .as_deref()
+        .and_then(parse_iso_ms)
+        .unwrap_or(i64::MIN)
 }
 
 /// Makes every node reach a root: where a parent chain closes on itself, the node
@@ -320,15 +359,27 @@ mod tests {
         let nodes = tree.tree();
         assert_eq!(ids(&nodes), ["r2", "x", "z", "y", "r1", "o", "s"]);
         assert_eq!(nodes[0].children, ["x", "z", "y"]);
-        let roots: Vec<_> = tree.children(None).iter().map(|e| e.id.clone().unwrap()).collect();
+        let roots: Vec<_> = tree
+            .children(None)
+            .iter()
+            .map(|e| e.id.clone().unwrap())
+            .collect();
         assert_eq!(roots, ["r2", "r1"]);
         assert_eq!(tree.leaf(), Some("s"));
     }
 
     #[test]
     fn cycles_terminate_and_list_every_id_once() {
-        let tree = Tree::new(vec![entry("x", Some("y"), "t"), entry("y", Some("x"), "t"), entry("z", Some("y"), "t")]);
-        let path: Vec<_> = tree.branch_path(Some("y")).iter().map(|e| e.id.clone().unwrap()).collect();
+        let tree = Tree::new(vec![
+            entry("x", Some("y"), "t"),
+            entry("y", Some("x"), "t"),
+            entry("z", Some("y"), "t"),
+        ]);
+        let path: Vec<_> = tree
+            .branch_path(Some("y"))
+            .iter()
+            .map(|e| e.id.clone().unwrap())
+            .collect();
         assert_eq!(path, ["x", "y"]);
         let nodes = tree.tree();
         let mut listed = ids(&nodes);
@@ -351,7 +402,13 @@ mod tests {
     #[test]
     fn labels_set_clear_and_order() {
         let mut tree = Tree::new(vec![entry("a", None, "t"), entry("b", Some("a"), "t")]);
-        for l in [label("l1", "b", Some("B1")), label("l2", "a", Some("A1")), label("l3", "b", None), label("l4", "b", Some("B2")), label("l5", "ghost", Some("boo"))] {
+        for l in [
+            label("l1", "b", Some("B1")),
+            label("l2", "a", Some("A1")),
+            label("l3", "b", None),
+            label("l4", "b", Some("B2")),
+            label("l5", "ghost", Some("boo")),
+        ] {
             tree.push(l);
         }
         assert_eq!(tree.label("b"), Some("B2"));
@@ -362,7 +419,11 @@ mod tests {
 
     #[test]
     fn duplicate_ids_later_wins() {
-        let mut tree = Tree::new(vec![entry("r", None, "t"), entry("d", Some("r"), "t1"), entry("d", Some("r"), "t2")]);
+        let mut tree = Tree::new(vec![
+            entry("r", None, "t"),
+            entry("d", Some("r"), "t1"),
+            entry("d", Some("r"), "t2"),
+        ]);
         assert_eq!(tree.get("d").unwrap().timestamp.as_deref(), Some("t2"));
         assert_eq!(tree.tree().len(), 2);
         assert_eq!(tree.branch(""), Err(NotFound(String::new())));

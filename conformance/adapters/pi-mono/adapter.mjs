@@ -40,8 +40,30 @@ function safeInspect(v) {
 		return String(v);
 	}
 }
+// Resolves once the line has been handed to the OS. Writes to a pipe can be
+// asynchronous in Node (a large response that fills the pipe is queued), so
+// every response is awaited, and the process only exits after stdout drains.
+function writeLine(text) {
+	return new Promise((resolve) => {
+		try {
+			protocolOut(`${text}\n`, () => resolve());
+		} catch (err) {
+			log(`cannot write to stdout: ${err}`);
+			resolve();
+		}
+	});
+}
 function send(obj) {
-	protocolOut(`${JSON.stringify(obj)}\n`);
+	return writeLine(JSON.stringify(obj));
+}
+async function drainAndExit(code) {
+	if (process.stdout.writableNeedDrain) {
+		await new Promise((resolve) => {
+			process.stdout.once("drain", resolve);
+			process.stdout.once("error", resolve);
+		});
+	}
+	process.exit(code);
 }
 function log(msg) {
 	try {
@@ -291,8 +313,7 @@ async function handleRequest(req) {
 }
 
 function writeResponse(resp) {
-	if (typeof resp === "string") protocolOut(`${resp}\n`);
-	else send(resp);
+	return typeof resp === "string" ? writeLine(resp) : send(resp);
 }
 
 function parseLine(line) {
@@ -322,7 +343,7 @@ async function persistent() {
 		const { msg, err } = parseLine(line);
 		if (err || msg === null || typeof msg !== "object") {
 			log(`unparseable message: ${line.slice(0, 200)}`);
-			send({ type: "response", case: null, error: { kind: "exception", message: "unparseable message" } });
+			await send({ type: "response", case: null, error: { kind: "exception", message: "unparseable message" } });
 			continue;
 		}
 		if (msg.type === "hello") {
@@ -331,17 +352,17 @@ async function persistent() {
 			} catch (e) {
 				log(`cannot import @mariozechner/pi-coding-agent: ${e && e.stack ? e.stack : e}`);
 			}
-			send(helloMessage());
+			await send(helloMessage());
 		} else if (msg.type === "bye") {
 			rl.close();
-			process.exit(0);
+			await drainAndExit(0);
 		} else if (msg.type === "request") {
-			writeResponse(await handleRequest(msg));
+			await writeResponse(await handleRequest(msg));
 		} else {
 			log(`ignoring message of type ${JSON.stringify(msg.type)}`);
 		}
 	}
-	process.exit(0);
+	await drainAndExit(0);
 }
 
 async function oneShot() {
@@ -354,11 +375,11 @@ async function oneShot() {
 	const line = text.split("\n").find((l) => l.trim() !== "") ?? "";
 	const { msg, err } = parseLine(line.trim());
 	if (err || msg === null || typeof msg !== "object") {
-		send({ type: "response", case: null, error: { kind: "exception", message: "unparseable request" } });
+		await send({ type: "response", case: null, error: { kind: "exception", message: "unparseable request" } });
 	} else {
-		writeResponse(await handleRequest(msg));
+		await writeResponse(await handleRequest(msg));
 	}
-	process.exit(0);
+	await drainAndExit(0);
 }
 
 if (process.argv.includes("--one-shot")) oneShot();

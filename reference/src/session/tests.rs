@@ -9,7 +9,9 @@ const NOW: i64 = 1_764_000_000_000;
 fn options(profile: Profile, files: &[(&str, &str)]) -> Options {
     let mut storage = MemoryStorage::default();
     for (path, text) in files {
-        storage.files.insert(PathBuf::from(path), text.as_bytes().to_vec());
+        storage
+            .files
+            .insert(PathBuf::from(path), text.as_bytes().to_vec());
     }
     Options {
         profile,
@@ -24,12 +26,17 @@ fn options(profile: Profile, files: &[(&str, &str)]) -> Options {
 }
 
 fn file(sm: &SessionManager, path: &str) -> Option<String> {
-    sm.storage.read(Path::new(path)).unwrap().map(|b| String::from_utf8(b).unwrap())
+    sm.storage
+        .read(Path::new(path))
+        .unwrap()
+        .map(|b| String::from_utf8(b).unwrap())
 }
 
 fn lines(sm: &SessionManager) -> Vec<Value> {
     let text = file(sm, sm.session_file().unwrap().to_str().unwrap()).unwrap_or_default();
-    text.lines().map(|l| serde_json::from_str(l).unwrap_or(Value::String(l.to_owned()))).collect()
+    text.lines()
+        .map(|l| serde_json::from_str(l).unwrap_or(Value::String(l.to_owned())))
+        .collect()
 }
 
 fn user(text: &str) -> Value {
@@ -61,18 +68,33 @@ fn nothing_is_written_before_the_first_assistant() {
 #[test]
 fn reopened_session_never_writes_the_header_twice() {
     let text = format!("{H}\n{U0}\n");
-    let mut sm = SessionManager::open(Path::new("/f.jsonl"), options(Profile::Pi, &[("/f.jsonl", &text)])).unwrap();
+    let mut sm = SessionManager::open(
+        Path::new("/f.jsonl"),
+        options(Profile::Pi, &[("/f.jsonl", &text)]),
+    )
+    .unwrap();
     sm.append_message(user("u1")).unwrap();
-    assert_eq!(lines(&sm).len(), 2, "pi holds the user message until an assistant");
+    assert_eq!(
+        lines(&sm).len(),
+        2,
+        "pi holds the user message until an assistant"
+    );
     sm.append_message(assistant("a1")).unwrap();
-    let types: Vec<_> = lines(&sm).iter().map(|l| l["type"].as_str().unwrap().to_owned()).collect();
+    let types: Vec<_> = lines(&sm)
+        .iter()
+        .map(|l| l["type"].as_str().unwrap().to_owned())
+        .collect();
     assert_eq!(types, ["session", "message", "message", "message"]);
 }
 
 #[test]
 fn omp_appends_to_a_loaded_file_at_once() {
     let text = format!("{H}\n{U0}\n");
-    let mut sm = SessionManager::open(Path::new("/f.jsonl"), options(Profile::Omp, &[("/f.jsonl", &text)])).unwrap();
+    let mut sm = SessionManager::open(
+        Path::new("/f.jsonl"),
+        options(Profile::Omp, &[("/f.jsonl", &text)]),
+    )
+    .unwrap();
     sm.append_message(user("u1")).unwrap();
     assert_eq!(lines(&sm).len(), 3);
 }
@@ -80,8 +102,16 @@ fn omp_appends_to_a_loaded_file_at_once() {
 #[test]
 fn append_after_torn_or_newline_less_line_starts_a_new_line() {
     for tail in ["{\"type\":\"mess", ""] {
-        let text = if tail.is_empty() { format!("{H}\n{U0}") } else { format!("{H}\n{U0}\n{tail}") };
-        let mut sm = SessionManager::open(Path::new("/f.jsonl"), options(Profile::Omp, &[("/f.jsonl", &text)])).unwrap();
+        let text = if tail.is_empty() {
+            format!("{H}\n{U0}")
+        } else {
+            format!("{H}\n{U0}\n{tail}")
+        };
+        let mut sm = SessionManager::open(
+            Path::new("/f.jsonl"),
+            options(Profile::Omp, &[("/f.jsonl", &text)]),
+        )
+        .unwrap();
         sm.append_message(assistant("a")).unwrap();
         let written = file(&sm, "/f.jsonl").unwrap();
         assert!(written.starts_with(&text), "existing bytes are untouched");
@@ -93,9 +123,16 @@ fn append_after_torn_or_newline_less_line_starts_a_new_line() {
 #[test]
 fn unreadable_header_is_kept_beside_the_new_session() {
     let text = format!("{{\"type\":\"sess\n{U0}\n");
-    let sm = SessionManager::open(Path::new("/f.jsonl"), options(Profile::Pi, &[("/f.jsonl", &text)])).unwrap();
+    let sm = SessionManager::open(
+        Path::new("/f.jsonl"),
+        options(Profile::Pi, &[("/f.jsonl", &text)]),
+    )
+    .unwrap();
     let kept = sm.report().preserved.clone().unwrap();
-    assert_eq!(kept, PathBuf::from(format!("/f.jsonl.corrupt-{}", file_timestamp(NOW))));
+    assert_eq!(
+        kept,
+        PathBuf::from(format!("/f.jsonl.corrupt-{}", file_timestamp(NOW)))
+    );
     assert_eq!(file(&sm, kept.to_str().unwrap()).unwrap(), text);
     assert_eq!(lines(&sm).len(), 1, "a fresh header at the path");
     assert!(sm.report().header_error.is_some());
@@ -112,7 +149,11 @@ fn missing_file_is_a_new_session_written_at_once_only_for_omp() {
 #[test]
 fn migration_rewrites_atomically_and_keeps_lossy_originals() {
     let v1 = "{\"type\":\"session\",\"id\":\"s\",\"timestamp\":\"t\",\"cwd\":\"/p\"}\nnot json\n{\"type\":\"message\",\"timestamp\":\"t\",\"message\":{\"role\":\"user\",\"content\":\"a\"}}\n";
-    let sm = SessionManager::open(Path::new("/f.jsonl"), options(Profile::Pi, &[("/f.jsonl", v1)])).unwrap();
+    let sm = SessionManager::open(
+        Path::new("/f.jsonl"),
+        options(Profile::Pi, &[("/f.jsonl", v1)]),
+    )
+    .unwrap();
     assert_eq!(sm.report().migrated, [Step::V1ToV2, Step::V2ToV3]);
     let written = lines(&sm);
     assert_eq!(written.len(), 2);
@@ -125,7 +166,11 @@ fn migration_rewrites_atomically_and_keeps_lossy_originals() {
 #[test]
 fn v3_files_load_and_save_byte_identical() {
     let text = format!("{H}\n{}\n", U0.replace("\"x\"", "\"\\u00e9 spaced  \""));
-    let sm = SessionManager::open(Path::new("/f.jsonl"), options(Profile::Omp, &[("/f.jsonl", &text)])).unwrap();
+    let sm = SessionManager::open(
+        Path::new("/f.jsonl"),
+        options(Profile::Omp, &[("/f.jsonl", &text)]),
+    )
+    .unwrap();
     assert_eq!(file(&sm, "/f.jsonl").unwrap(), text);
     let mut rewritten = String::from(sm.header().raw.get());
     rewritten.push('\n');
@@ -139,7 +184,10 @@ fn v3_files_load_and_save_byte_identical() {
 #[test]
 fn write_errors_are_latched() {
     let mut opts = options(Profile::Pi, &[]);
-    opts.storage = Box::new(MemoryStorage { fail_writes: Some("disk full".into()), ..MemoryStorage::default() });
+    opts.storage = Box::new(MemoryStorage {
+        fail_writes: Some("disk full".into()),
+        ..MemoryStorage::default()
+    });
     let mut sm = SessionManager::create(opts);
     sm.append_message(user("u")).unwrap();
     let first = sm.append_message(assistant("a")).unwrap_err();
@@ -154,20 +202,35 @@ fn tree_operations() {
     let mut sm = SessionManager::in_memory(options(Profile::Pi, &[]));
     let u1 = sm.append_message(user("u1")).unwrap();
     let a1 = sm.append_message(assistant("a1")).unwrap();
-    assert_eq!(sm.get_entry(&a1).unwrap().parent_id.as_deref(), Some(u1.as_str()));
+    assert_eq!(
+        sm.get_entry(&a1).unwrap().parent_id.as_deref(),
+        Some(u1.as_str())
+    );
     sm.branch(&u1).unwrap();
     let a2 = sm.append_message(assistant("a2")).unwrap();
     assert_eq!(sm.get_children(Some(&u1)).len(), 2);
-    assert_eq!(sm.branch("nope").unwrap_err().to_string(), "Entry nope not found");
+    assert_eq!(
+        sm.branch("nope").unwrap_err().to_string(),
+        "Entry nope not found"
+    );
     sm.reset_leaf();
     let bs = sm.branch_with_summary(None, json!("bs"), vec![]).unwrap();
     let bs_entry = sm.get_entry(&bs).unwrap();
-    assert_eq!((bs_entry.parent_id.as_deref(), sm.resolved(bs_entry)["fromId"].clone()), (None, json!("root")));
+    assert_eq!(
+        (
+            bs_entry.parent_id.as_deref(),
+            sm.resolved(bs_entry)["fromId"].clone()
+        ),
+        (None, json!("root"))
+    );
     sm.append_label_change(&a2, Some(json!("mark"))).unwrap();
     assert_eq!(sm.get_label(&a2), Some("mark"));
     sm.append_label_change(&a2, Some(json!(""))).unwrap();
     assert_eq!(sm.get_label(&a2), None);
-    assert!(matches!(sm.append_label_change("zzz", Some(json!("x"))), Err(SessionError::NotFound(_))));
+    assert!(matches!(
+        sm.append_label_change("zzz", Some(json!("x"))),
+        Err(SessionError::NotFound(_))
+    ));
     assert_eq!(sm.get_tree().len(), sm.entries().len());
 }
 
@@ -183,7 +246,10 @@ fn branched_session_keeps_the_path_and_its_labels() {
     let new = sm.create_branched_session(Some(&a1)).unwrap().unwrap();
     assert_ne!(new, old);
     let written = lines(&sm);
-    let types: Vec<_> = written.iter().map(|l| l["type"].as_str().unwrap().to_owned()).collect();
+    let types: Vec<_> = written
+        .iter()
+        .map(|l| l["type"].as_str().unwrap().to_owned())
+        .collect();
     assert_eq!(types, ["session", "message", "message", "label"]);
     assert_eq!(written[0]["parentSession"], old.to_string_lossy().as_ref());
     assert_eq!(written[3]["targetId"], u1.as_str());
@@ -191,13 +257,23 @@ fn branched_session_keeps_the_path_and_its_labels() {
 
 #[test]
 fn fork_copies_and_migrates_the_source() {
-    let v2 = format!("{}\n{}\n", H.replace("\"version\":3", "\"version\":2"), U0.replace("\"user\"", "\"hookMessage\""));
-    let sm = SessionManager::fork_from(Path::new("/src.jsonl"), "/target", options(Profile::Pi, &[("/src.jsonl", &v2)])).unwrap();
+    let v2 = format!(
+        "{}\n{}\n",
+        H.replace("\"version\":3", "\"version\":2"),
+        U0.replace("\"user\"", "\"hookMessage\"")
+    );
+    let sm = SessionManager::fork_from(
+        Path::new("/src.jsonl"),
+        "/target",
+        options(Profile::Pi, &[("/src.jsonl", &v2)]),
+    )
+    .unwrap();
     let written = lines(&sm);
     assert_eq!(written[0]["parentSession"], "/src.jsonl");
     assert_eq!(written[0]["cwd"], "/target");
     assert_eq!(written[1]["message"]["role"], "custom");
-    let missing = SessionManager::fork_from(Path::new("/none.jsonl"), "/t", options(Profile::Pi, &[]));
+    let missing =
+        SessionManager::fork_from(Path::new("/none.jsonl"), "/t", options(Profile::Pi, &[]));
     assert!(matches!(missing, Err(SessionError::InvalidSource(_))));
 }
 
@@ -208,9 +284,21 @@ fn omp_externalises_large_images_and_truncates_long_strings() {
     sm.append_message(image).unwrap();
     let line = &lines(&sm)[1];
     let data = line["message"]["content"][0]["data"].as_str().unwrap();
-    assert_eq!(data, "blob:sha256:ef115a0e0c15cdc41958ca46b5b14b456115f4baec5e3ca68599d2a8f435e3b8");
-    assert!(sm.storage.exists(Path::new("/blobs/ef115a0e0c15cdc41958ca46b5b14b456115f4baec5e3ca68599d2a8f435e3b8")));
-    assert_eq!(line["message"]["content"][1]["text"].as_str().unwrap().encode_utf16().count(), 500_000);
+    assert_eq!(
+        data,
+        "blob:sha256:ef115a0e0c15cdc41958ca46b5b14b456115f4baec5e3ca68599d2a8f435e3b8"
+    );
+    assert!(sm.storage.exists(Path::new(
+        "/blobs/ef115a0e0c15cdc41958ca46b5b14b456115f4baec5e3ca68599d2a8f435e3b8"
+    )));
+    assert_eq!(
+        line["message"]["content"][1]["text"]
+            .as_str()
+            .unwrap()
+            .encode_utf16()
+            .count(),
+        500_000
+    );
     let resolved = sm.resolved(&sm.entries()[0]);
     assert_eq!(resolved["message"]["content"][0]["data"], "A".repeat(1024));
 }
@@ -219,7 +307,17 @@ fn omp_externalises_large_images_and_truncates_long_strings() {
 fn entry_key_order_follows_the_writers() {
     let mut sm = SessionManager::in_memory(options(Profile::Pi, &[]));
     sm.append_custom_entry(json!("ext"), None).unwrap();
-    assert_eq!(sm.entries()[0].object().keys().collect::<Vec<_>>(), ["type", "customType", "id", "parentId", "timestamp"]);
-    sm.append_model_change(ModelChange::Pi { provider: json!("openai"), model_id: json!("gpt") }).unwrap();
-    assert_eq!(sm.entries()[1].object().keys().collect::<Vec<_>>(), ["type", "id", "parentId", "timestamp", "provider", "modelId"]);
+    assert_eq!(
+        sm.entries()[0].object().keys().collect::<Vec<_>>(),
+        ["type", "customType", "id", "parentId", "timestamp"]
+    );
+    sm.append_model_change(ModelChange::Pi {
+        provider: json!("openai"),
+        model_id: json!("gpt"),
+    })
+    .unwrap();
+    assert_eq!(
+        sm.entries()[1].object().keys().collect::<Vec<_>>(),
+        ["type", "id", "parentId", "timestamp", "provider", "modelId"]
+    );
 }

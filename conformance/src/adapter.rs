@@ -1,0 +1,372 @@
+//! Talking to an implementation: the built-in reference, or an adapter process (`PROTOCOL.md` "Modes").
+//!
+//! Invariant: a misbehaving adapter (hang, crash, non-JSON, a huge answer) fails
+//! only the case at hand; the process is killed and started again for the next.
+
+use std::io::{BufRead, BufReader, Read, Write};
+use std::process::{Child, ChildStdin, Command, Stdio};
+use std::sync::mpsc::{self, Receiver, RecvTimeoutError};
+use std::sync::{Arc, Mutex};
+use std::thread;
+use std::time::Duration;
+
+use session_reference::model::Profile;
+
+use crate::execute;
+use crate::protocol::{Hello, Request, Response, RunnerHello, PROTOCOL_VERSION};
+
+/// The largest response line accepted (100 MiB).
+pub const MAX_RESPONSE_BYTES: u64 = 100 * 1024 * 1024;
+
+/// How long an adapter may take to start and say hello.
+pub const HELLO_TIMEOUT: Duration = Duration::from_secs(60);
+
+/// Environment variables that name a terminal; cleared so implementations write no breadcrumbs.
+const TERMINAL_VARS: [&str; 8] = [
+    "TMUX_PANE",
+    "KITTY_WINDOW_ID",
+    "TERM_SESSION_ID",
+    "WT_SESSION",
+    "ZELLIJ_PANE_ID",
+    "WEZTERM_PANE",
+    "CMUX_SURFACE_ID",
+    "TMUX",
+];
+
+/// Why an adapter produced no response for a case.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum Failure {
+    /// No answer within the time limit.
+    Timeout,
+    /// The process exited; the tail of its stderr.
+    Crash(String),
+    /// The answer was not a protocol message.
+    Protocol(String),
+}
+
+/// Something that answers protocol requests.
+pub trait Adapter {
+    /// Starts the implementation (if needed) and returns its hello.
+    fn hello(&mut self) -> Result<Hello, Failure>;
+    /// Runs one request.
+    fn call(&mut self, request: &Request, timeout: Duration) -> Result<Response, Failure>;
+}
+
+/// The reference, in process.
+pub struct ReferenceAdapter {
+    profile: Profile,
+}
+
+impl ReferenceAdapter {
+    /// The reference for `profile`.
+    pub fn new(profile: Profile) -> ReferenceAdapter {
+        ReferenceAdapter { profile }
+    }
+}
+
+impl Adapter for ReferenceAdapter {
+    fn hello(&mut self) -> Result<Hello, Failure> {
+        Ok(execute::hello(self.profile))
+    }
+
+    fn call(&mut self, request: &Request, _timeout: Duration) -> Result<Response, Failure> {
+        Ok(execute::execute(request))
+    }
+}
+
+/// An adapter executable.
+pub struct ProcessAdapter {
+    argv: Vec<String>,
+    profile: Profile,
+    one_shot: bool,
+    running: Option<Running>,
+    hello: Option<Hello>,
+}
+
+struct Running {
+    child: Child,
+    stdin: ChildStdin,
+    lines: Receiver<Line>,
+    stderr: Arc<Mutex<Vec<u8>>>,
+}
+
+enum Line {
+    Text(String),
+    TooLong,
+    Eof,
+}
+
+impl ProcessAdapter {
+    /// An adapter started as `argv` (no shell), for `profile`.
+    pub fn new(argv: Vec<String>, profile: Profile, one_shot: bool) -> ProcessAdapter {
+        ProcessAdapter {
+            argv,
+            profile,
+            one_shot,
+            running: None,
+            hello: None,
+        }
+    }
+
+    fn spawn(&self) -> Result<Running, Failure> {
+        let (program, rest) = self
+            .argv
+            .split_first()
+            .ok_or_else(|| Failure::Protocol("empty adapter command".into()))?;
+        let mut command = Command::new(program);
+        command
+            .args(rest)
+            .stdin(Stdio::piped())
+            .stdout(Stdio::piped())
+            .stderr(Stdio::piped());
+        if self.one_shot {
+            command.arg("--one-shot");
+        }
+        for var in TERMINAL_VARS {
+            command.env_remove(var);
+        }
+        let mut child = command
+            .spawn()
+            .map_err(|e| Failure::Crash(format!("cannot start {program}: {e}")))?;
+        let stdin = child
+            .stdin
+            .take()
+            .ok_or_else(|| Failure::Crash("no stdin".into()))?;
+        let stdout = child
+            .stdout
+            .take()
+            .ok_or_else(|| Failure::Crash("no stdout".into()))?;
+        let stderr_pipe = child.stderr.take();
+        let stderr = Arc::new(Mutex::new(Vec::new()));
+        if let Some(mut pipe) = stderr_pipe {
+            let sink = Arc::clone(&stderr);
+            thread::spawn(move || {
+                let mut buf = [0u8; 4096];
+                while let Ok(n) = pipe.read(&mut buf) {
+                    if n == 0 {
+                        break;
+                    }
+                    if let Ok(mut s) = sink.lock() {
+                        s.extend_from_slice(&buf[..n]);
+                        let excess = s.len().saturating_sub(16 * 1024);
+                        s.drain(..excess);
+                    }
+                }
+            });
+        }
+        let (tx, rx) = mpsc::channel();
+        thread::spawn(move || {
+            let mut reader = BufReader::new(stdout);
+            loop {
+                let mut buf = Vec::new();
+                let read = (&mut reader)
+                    .take(MAX_RESPONSE_BYTES + 1)
+                    .read_until(b'\n', &mut buf);
+                let line = match read {
+                    Ok(0) | Err(_) => Line::Eof,
+                    Ok(_) if buf.len() as u64 > MAX_RESPONSE_BYTES => Line::TooLong,
+                    Ok(_) => Line::Text(String::from_utf8_lossy(&buf).into_owned()),
+                };
+                let stop = !matches!(line, Line::Text(_));
+                if tx.send(line).is_err() || stop {
+                    break;
+                }
+            }
+        });
+        Ok(Running {
+            child,
+            stdin,
+            lines: rx,
+            stderr,
+        })
+    }
+
+    fn ensure_started(&mut self) -> Result<(), Failure> {
+        if self.running.is_some() {
+            return Ok(());
+        }
+        let mut running = self.spawn()?;
+        let greeting = RunnerHello {
+            kind: "hello".into(),
+            protocol: PROTOCOL_VERSION,
+            profile: self.profile.name().into(),
+        };
+        let result = send(
+            &mut running,
+            &serde_json::to_string(&greeting).unwrap_or_default(),
+        )
+        .and_then(|()| receive(&mut running, HELLO_TIMEOUT))
+        .and_then(|line| {
+            serde_json::from_str::<Hello>(&line)
+                .map_err(|e| Failure::Protocol(format!("bad hello: {e}: {}", line.trim())))
+        });
+        match result {
+            Ok(hello) => {
+                self.hello = Some(hello);
+                self.running = Some(running);
+                Ok(())
+            }
+            Err(e) => {
+                kill(&mut running);
+                Err(with_stderr(e, &running))
+            }
+        }
+    }
+
+    fn one_shot_call(&mut self, request: &Request, timeout: Duration) -> Result<Response, Failure> {
+        let mut running = self.spawn()?;
+        let line = serde_json::to_string(request).unwrap_or_default();
+        let result = send(&mut running, &line).and_then(|()| {
+            drop(std::mem::replace(&mut running.stdin, dummy_stdin()?));
+            receive(&mut running, timeout)
+        });
+        let result = result.and_then(|l| parse_response(&l, &request.case));
+        kill(&mut running);
+        result.map_err(|e| with_stderr(e, &running))
+    }
+}
+
+impl Adapter for ProcessAdapter {
+    fn hello(&mut self) -> Result<Hello, Failure> {
+        if self.one_shot {
+            let operations = crate::protocol::OPERATIONS
+                .iter()
+                .map(|s| (*s).to_owned())
+                .collect();
+            let name = self.argv.join(" ");
+            return Ok(Hello {
+                kind: "hello".into(),
+                implementation: name,
+                version: String::new(),
+                profile: self.profile.name().into(),
+                operations,
+                capabilities: vec![],
+            });
+        }
+        self.ensure_started()?;
+        self.hello
+            .clone()
+            .ok_or_else(|| Failure::Protocol("no hello".into()))
+    }
+
+    fn call(&mut self, request: &Request, timeout: Duration) -> Result<Response, Failure> {
+        if self.one_shot {
+            return self.one_shot_call(request, timeout);
+        }
+        self.ensure_started()?;
+        let Some(running) = self.running.as_mut() else {
+            return Err(Failure::Crash("not running".into()));
+        };
+        let line = serde_json::to_string(request).unwrap_or_default();
+        let result = send(running, &line)
+            .and_then(|()| receive(running, timeout))
+            .and_then(|l| parse_response(&l, &request.case));
+        if let Err(failure) = result {
+            let mut running = self.running.take().expect("checked above");
+            kill(&mut running);
+            return Err(with_stderr(failure, &running));
+        }
+        result
+    }
+}
+
+impl Drop for ProcessAdapter {
+    fn drop(&mut self) {
+        if let Some(mut running) = self.running.take() {
+            let _ = send(&mut running, r#"{"type":"bye"}"#);
+            let deadline = std::time::Instant::now() + Duration::from_secs(2);
+            while std::time::Instant::now() < deadline {
+                if matches!(running.child.try_wait(), Ok(Some(_))) {
+                    return;
+                }
+                thread::sleep(Duration::from_millis(10));
+            }
+            kill(&mut running);
+        }
+    }
+}
+
+fn send(running: &mut Running, line: &str) -> Result<(), Failure> {
+    let mut bytes = line.as_bytes().to_vec();
+    bytes.push(b'\n');
+    running
+        .stdin
+        .write_all(&bytes)
+        .and_then(|()| running.stdin.flush())
+        .map_err(|e| Failure::Crash(format!("write to adapter: {e}")))
+}
+
+fn receive(running: &mut Running, timeout: Duration) -> Result<String, Failure> {
+    match running.lines.recv_timeout(timeout) {
+        Ok(Line::Text(text)) => Ok(text),
+        Ok(Line::TooLong) => Err(Failure::Protocol(format!(
+            "response longer than {MAX_RESPONSE_BYTES} bytes"
+        ))),
+        Ok(Line::Eof) | Err(RecvTimeoutError::Disconnected) => {
+            Err(Failure::Crash("adapter exited".into()))
+        }
+        Err(RecvTimeoutError::Timeout) => Err(Failure::Timeout),
+    }
+}
+
+fn parse_response(line: &str, case: &str) -> Result<Response, Failure> {
+    let response: Response = serde_json::from_str(line).map_err(|e| {
+        Failure::Protocol(format!(
+            "not a response: {e}: {}",
+            truncate(line.trim(), 200)
+        ))
+    })?;
+    if response.case != case {
+        return Err(Failure::Protocol(format!(
+            "response for case {:?}, expected {case:?}",
+            response.case
+        )));
+    }
+    if response.ok.is_none() && response.error.is_none() && !response.unsupported {
+        return Err(Failure::Protocol(
+            "response has neither ok, error nor unsupported".into(),
+        ));
+    }
+    Ok(response)
+}
+
+fn kill(running: &mut Running) {
+    let _ = running.child.kill();
+    let _ = running.child.wait();
+}
+
+fn with_stderr(failure: Failure, running: &Running) -> Failure {
+    let tail = running
+        .stderr
+        .lock()
+        .map(|s| String::from_utf8_lossy(&s).into_owned())
+        .unwrap_or_default();
+    match failure {
+        Failure::Crash(message) if !tail.trim().is_empty() => Failure::Crash(format!(
+            "{message}; stderr: {}",
+            truncate(tail.trim(), 2000)
+        )),
+        other => other,
+    }
+}
+
+/// Closes the real stdin by swapping in a stdin of a process that is not running anything useful.
+fn dummy_stdin() -> Result<ChildStdin, Failure> {
+    let mut child = Command::new("true")
+        .stdin(Stdio::piped())
+        .spawn()
+        .map_err(|e| Failure::Crash(e.to_string()))?;
+    let stdin = child
+        .stdin
+        .take()
+        .ok_or_else(|| Failure::Crash("no stdin".into()));
+    let _ = child.wait();
+    stdin
+}
+
+fn truncate(text: &str, max: usize) -> String {
+    match text.char_indices().nth(max) {
+        Some((i, _)) => format!("{}…", &text[..i]),
+        None => text.to_owned(),
+    }
+}

@@ -1,0 +1,348 @@
+//! The corpus on disk: cases, their inputs and goldens, and the lint behind `corpus check` (`corpus/README.md`).
+//!
+//! A case is a directory holding `case.json`, an `input/` folder copied byte for
+//! byte into the case's working directory, and one golden per profile
+//! (`expected.<profile>.json`) or one shared golden (`expected.json`).
+
+use std::collections::{BTreeMap, HashMap};
+use std::fmt;
+use std::fs;
+use std::path::{Path, PathBuf};
+
+use serde::{Deserialize, Serialize};
+use serde_json::Value;
+use session_reference::model::Profile;
+
+use crate::protocol::OPERATIONS;
+
+/// `case.json`.
+#[derive(Debug, Clone, Serialize, Deserialize, PartialEq, schemars::JsonSchema)]
+#[serde(deny_unknown_fields)]
+pub struct CaseFile {
+    /// Stable id, never reused (independent of the path).
+    pub id: u32,
+    /// Kebab-case name; equals the case directory's name.
+    pub name: String,
+    /// What the case checks, in a sentence.
+    #[serde(default, skip_serializing_if = "String::is_empty")]
+    pub description: String,
+    /// The profiles it applies to.
+    pub profiles: Vec<String>,
+    /// The seed document and section it tests, e.g. `000 Versioning and migrations`.
+    pub seed: String,
+    /// The operation: `load`, `context`, `tree`, `apply` or `persist`.
+    pub op: String,
+    /// The operation's arguments (may use `$repeat`/`$concat` templates).
+    #[serde(default)]
+    pub args: Value,
+    /// What must survive, whatever the output.
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub safety: Vec<SafetyCheck>,
+}
+
+/// A data-safety check.
+#[derive(Debug, Clone, Serialize, Deserialize, PartialEq, schemars::JsonSchema)]
+#[serde(tag = "check", rename_all = "kebab-case", deny_unknown_fields)]
+pub enum SafetyCheck {
+    /// The input file's exact bytes still exist somewhere in the working directory.
+    BytesKept {
+        /// The input file.
+        file: String,
+    },
+    /// Every JSON line of the input file is still a line of it, and every new line parses.
+    LinesKept {
+        /// The input file.
+        file: String,
+    },
+    /// No `.jsonl` file holds more than one `type:"session"` line.
+    SingleHeader,
+}
+
+/// A loaded case.
+#[derive(Debug, Clone)]
+pub struct Case {
+    /// The case file.
+    pub file: CaseFile,
+    /// Its directory.
+    pub dir: PathBuf,
+    /// Its group (the parent directory's name).
+    pub group: String,
+    /// Input files: name → bytes.
+    pub inputs: BTreeMap<String, Vec<u8>>,
+}
+
+/// A problem found while loading or linting the corpus.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct CorpusError {
+    /// The file concerned.
+    pub path: PathBuf,
+    /// What is wrong.
+    pub message: String,
+}
+
+impl fmt::Display for CorpusError {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        write!(f, "{}: {}", self.path.display(), self.message)
+    }
+}
+
+impl std::error::Error for CorpusError {}
+
+impl Case {
+    /// The case id as a string (what the protocol and divergence lists use).
+    pub fn id(&self) -> String {
+        format!("{:04}", self.file.id)
+    }
+
+    /// `group/name`.
+    pub fn full_name(&self) -> String {
+        format!("{}/{}", self.group, self.file.name)
+    }
+
+    /// Whether the case applies to `profile`.
+    pub fn applies_to(&self, profile: Profile) -> bool {
+        self.file.profiles.iter().any(|p| p == profile.name())
+    }
+
+    /// The golden file for `profile`: `expected.<profile>.json` if present, else `expected.json`.
+    pub fn golden_path(&self, profile: Profile) -> PathBuf {
+        let specific = self.dir.join(format!("expected.{}.json", profile.name()));
+        if specific.exists() {
+            specific
+        } else {
+            self.dir.join("expected.json")
+        }
+    }
+
+    /// The arguments with templates expanded.
+    pub fn args(&self) -> Value {
+        expand(&self.file.args)
+    }
+}
+
+/// Loads every case under `root` (any directory holding a `case.json`), sorted by path.
+pub fn load(root: &Path) -> Result<Vec<Case>, CorpusError> {
+    let mut dirs = Vec::new();
+    let mut stack = vec![root.to_path_buf()];
+    while let Some(dir) = stack.pop() {
+        let read = fs::read_dir(&dir).map_err(|e| CorpusError {
+            path: dir.clone(),
+            message: e.to_string(),
+        })?;
+        for item in read.flatten() {
+            let path = item.path();
+            if path.is_dir() && path.file_name().is_some_and(|n| n != "input") {
+                if path.join("case.json").is_file() {
+                    dirs.push(path.clone());
+                }
+                stack.push(path);
+            }
+        }
+    }
+    dirs.sort();
+    dirs.iter().map(|d| load_case(d)).collect()
+}
+
+/// Loads one case directory.
+pub fn load_case(dir: &Path) -> Result<Case, CorpusError> {
+    let path = dir.join("case.json");
+    let text = fs::read_to_string(&path).map_err(|e| CorpusError {
+        path: path.clone(),
+        message: e.to_string(),
+    })?;
+    let file: CaseFile = serde_json::from_str(&text).map_err(|e| CorpusError {
+        path: path.clone(),
+        message: e.to_string(),
+    })?;
+    let mut inputs = BTreeMap::new();
+    let input_dir = dir.join("input");
+    if input_dir.is_dir() {
+        let mut stack = vec![input_dir.clone()];
+        while let Some(current) = stack.pop() {
+            for item in fs::read_dir(&current)
+                .map_err(|e| CorpusError {
+                    path: current.clone(),
+                    message: e.to_string(),
+                })?
+                .flatten()
+            {
+                let p = item.path();
+                if p.is_dir() {
+                    stack.push(p);
+                } else {
+                    let bytes = fs::read(&p).map_err(|e| CorpusError {
+                        path: p.clone(),
+                        message: e.to_string(),
+                    })?;
+                    let rel = p
+                        .strip_prefix(&input_dir)
+                        .unwrap_or(&p)
+                        .to_string_lossy()
+                        .replace('\\', "/");
+                    inputs.insert(rel, bytes);
+                }
+            }
+        }
+    }
+    let group = dir
+        .parent()
+        .and_then(Path::file_name)
+        .map(|n| n.to_string_lossy().into_owned())
+        .unwrap_or_default();
+    Ok(Case {
+        file,
+        dir: dir.to_path_buf(),
+        group,
+        inputs,
+    })
+}
+
+/// Expands `{"$repeat": [s, n]}` and `{"$concat": [..]}` into strings.
+pub fn expand(value: &Value) -> Value {
+    match value {
+        Value::Object(map) if map.len() == 1 => {
+            if let Some(Value::Array(args)) = map.get("$repeat") {
+                if let (Some(Value::String(s)), Some(n)) =
+                    (args.first(), args.get(1).and_then(Value::as_u64))
+                {
+                    return Value::String(s.repeat(usize::try_from(n).unwrap_or(0)));
+                }
+            }
+            if let Some(Value::Array(parts)) = map.get("$concat") {
+                let joined: String = parts
+                    .iter()
+                    .map(|p| match expand(p) {
+                        Value::String(s) => s,
+                        other => other.to_string(),
+                    })
+                    .collect();
+                return Value::String(joined);
+            }
+            Value::Object(map.iter().map(|(k, v)| (k.clone(), expand(v))).collect())
+        }
+        Value::Object(map) => {
+            Value::Object(map.iter().map(|(k, v)| (k.clone(), expand(v))).collect())
+        }
+        Value::Array(items) => Value::Array(items.iter().map(expand).collect()),
+        other => other.clone(),
+    }
+}
+
+/// Lints the corpus: case files, names, ids, goldens. Returns every problem found.
+pub fn check(root: &Path) -> Vec<CorpusError> {
+    let cases = match load(root) {
+        Ok(cases) => cases,
+        Err(e) => return vec![e],
+    };
+    let mut problems = Vec::new();
+    let mut ids: HashMap<u32, PathBuf> = HashMap::new();
+    for case in &cases {
+        let at = |message: String| CorpusError {
+            path: case.dir.join("case.json"),
+            message,
+        };
+        if let Some(other) = ids.insert(case.file.id, case.dir.clone()) {
+            problems.push(at(format!(
+                "duplicate id {} (also {})",
+                case.file.id,
+                other.display()
+            )));
+        }
+        let dir_name = case
+            .dir
+            .file_name()
+            .map(|n| n.to_string_lossy().into_owned())
+            .unwrap_or_default();
+        if case.file.name != dir_name {
+            problems.push(at(format!(
+                "name {:?} differs from the directory name {dir_name:?}",
+                case.file.name
+            )));
+        }
+        if !is_kebab(&case.file.name) {
+            problems.push(at(format!("name {:?} is not kebab-case", case.file.name)));
+        }
+        if !OPERATIONS.contains(&case.file.op.as_str()) {
+            problems.push(at(format!("unknown op {:?}", case.file.op)));
+        }
+        if case.file.profiles.is_empty() {
+            problems.push(at("no profiles".into()));
+        }
+        for profile in &case.file.profiles {
+            match profile.parse::<Profile>() {
+                Ok(p) if !case.golden_path(p).is_file() => problems.push(at(format!(
+                    "missing golden for profile {p} (run `session-conformance bless`)"
+                ))),
+                Ok(_) => {}
+                Err(e) => problems.push(at(e)),
+            }
+        }
+        for item in fs::read_dir(&case.dir).into_iter().flatten().flatten() {
+            let name = item.file_name().to_string_lossy().into_owned();
+            let orphan = match name
+                .strip_prefix("expected.")
+                .and_then(|n| n.strip_suffix(".json"))
+            {
+                Some("") | None => {
+                    !(name == "case.json" || name == "input" || name == "expected.json")
+                }
+                Some(profile) => !case.file.profiles.iter().any(|p| p == profile),
+            };
+            if orphan {
+                problems.push(CorpusError {
+                    path: item.path(),
+                    message: "orphaned file (not an input, case or golden of this case)".into(),
+                });
+            }
+        }
+        if case.dir.join("expected.json").is_file()
+            && case
+                .file
+                .profiles
+                .iter()
+                .all(|p| case.dir.join(format!("expected.{p}.json")).is_file())
+        {
+            problems.push(CorpusError {
+                path: case.dir.join("expected.json"),
+                message: "orphaned golden: every profile has its own".into(),
+            });
+        }
+    }
+    problems
+}
+
+fn is_kebab(name: &str) -> bool {
+    !name.is_empty()
+        && name.split('-').all(|part| {
+            !part.is_empty()
+                && part
+                    .bytes()
+                    .all(|b| b.is_ascii_lowercase() || b.is_ascii_digit())
+        })
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use serde_json::json;
+
+    #[test]
+    fn templates_expand() {
+        let args =
+            json!({"m": {"$concat": [{"$repeat": ["x", 3]}, "y"]}, "n": [{"$repeat": ["ab", 2]}]});
+        assert_eq!(expand(&args), json!({"m": "xxxy", "n": ["abab"]}));
+    }
+
+    #[test]
+    fn kebab_names() {
+        for (name, ok) in [
+            ("crlf-line-endings", true),
+            ("v1-to-v3", true),
+            ("Bad", false),
+            ("a--b", false),
+            ("", false),
+        ] {
+            assert_eq!(is_kebab(name), ok, "{name}");
+        }
+    }
+}

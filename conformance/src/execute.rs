@@ -1,0 +1,273 @@
+//! The reference as an adapter: runs one protocol request with `session-reference`, in process.
+//!
+//! `serve` wraps this in the protocol loop; `run --adapter reference` calls it directly.
+
+use std::path::{Path, PathBuf};
+
+use serde_json::{json, Value};
+use session_reference::context::LeafChoice;
+use session_reference::model::Profile;
+use session_reference::session::{ModelChange, Options, SessionError, SessionManager};
+
+use crate::protocol::{Hello, Request, Response, OPERATIONS};
+
+/// The reference's hello for `profile`.
+pub fn hello(profile: Profile) -> Hello {
+    Hello {
+        kind: "hello".into(),
+        implementation: "session-reference".into(),
+        version: env!("CARGO_PKG_VERSION").into(),
+        profile: profile.name().into(),
+        operations: OPERATIONS.iter().map(|s| (*s).to_owned()).collect(),
+        capabilities: vec!["diagnostics".into()],
+    }
+}
+
+/// Runs one request against the reference.
+pub fn execute(request: &Request) -> Response {
+    let case = request.case.as_str();
+    let profile = match request.profile.parse::<Profile>() {
+        Ok(p) => p,
+        Err(e) => return Response::error(case, "exception", e),
+    };
+    let dir = PathBuf::from(&request.dir);
+    let args = &request.args;
+    let result = match request.op.as_str() {
+        "load" => load(&dir, args, profile),
+        "context" => context(&dir, args, profile),
+        "tree" => tree(&dir, args, profile),
+        "apply" => apply(&dir, args, profile),
+        "persist" => persist(&dir, args, profile),
+        _ => return Response::unsupported(case),
+    };
+    match result {
+        Ok(value) => Response::ok(case, value),
+        Err(e) => Response::error(case, error_kind(&e), e.to_string()),
+    }
+}
+
+/// The protocol's error kind for a session error.
+pub fn error_kind(error: &SessionError) -> &'static str {
+    match error {
+        SessionError::NotFound(_) => "not_found",
+        SessionError::InvalidSource(_) => "invalid_source",
+        SessionError::Persistence { .. } => "persistence",
+        _ => "exception",
+    }
+}
+
+/// Session options for a case directory: cwd `dir`, sessions in `dir/sessions`, blobs in `dir/home/.omp/agent/blobs`.
+pub fn options(dir: &Path, profile: Profile) -> Options {
+    let mut options = Options::new(profile, dir.to_string_lossy(), dir.join("sessions"));
+    options.blob_dir = dir.join("home/.omp/agent/blobs");
+    options
+}
+
+fn open(dir: &Path, args: &Value, profile: Profile) -> Result<SessionManager, SessionError> {
+    let file = args["file"].as_str().unwrap_or("session.jsonl");
+    SessionManager::open(&dir.join(file), options(dir, profile))
+}
+
+fn load(dir: &Path, args: &Value, profile: Profile) -> Result<Value, SessionError> {
+    let sm = open(dir, args, profile)?;
+    Ok(load_output(&sm))
+}
+
+/// `{header, entries, leafId, diagnostics, migrated}` for an opened session.
+pub fn load_output(sm: &SessionManager) -> Value {
+    let header: Value = serde_json::from_str(sm.header().raw.get()).unwrap_or(Value::Null);
+    let entries: Vec<Value> = sm.entries().iter().map(|e| sm.resolved(e)).collect();
+    let diagnostics: Vec<Value> = sm
+        .report()
+        .diagnostics
+        .iter()
+        .map(|d| json!({"line": d.line, "kind": d.kind.name()}))
+        .collect();
+    json!({
+        "header": header,
+        "entries": entries,
+        "leafId": sm.leaf_id(),
+        "diagnostics": diagnostics,
+        "migrated": !sm.report().migrated.is_empty(),
+    })
+}
+
+fn context(dir: &Path, args: &Value, profile: Profile) -> Result<Value, SessionError> {
+    let sm = open(dir, args, profile)?;
+    let leaf = match args.get("leafId") {
+        None => sm.leaf_id().map_or(LeafChoice::Null, LeafChoice::Id),
+        Some(Value::Null) => LeafChoice::Null,
+        Some(Value::String(id)) => LeafChoice::Id(id),
+        Some(_) => LeafChoice::Last,
+    };
+    Ok(sm.context_json(leaf))
+}
+
+fn tree(dir: &Path, args: &Value, profile: Profile) -> Result<Value, SessionError> {
+    let sm = open(dir, args, profile)?;
+    Ok(tree_output(&sm))
+}
+
+/// `{nodes: [{id, parentId, type, label, children}]}` in pre-order.
+pub fn tree_output(sm: &SessionManager) -> Value {
+    let nodes: Vec<Value> = sm
+        .get_tree()
+        .into_iter()
+        .map(|n| json!({"id": n.id, "parentId": n.parent_id, "type": n.entry_type, "label": n.label, "children": n.children}))
+        .collect();
+    json!({ "nodes": nodes })
+}
+
+fn apply(dir: &Path, args: &Value, profile: Profile) -> Result<Value, SessionError> {
+    let mut options = options(dir, profile);
+    if let Some(cwd) = args["cwd"].as_str() {
+        cwd.clone_into(&mut options.cwd);
+    }
+    let mut sm = match args["open"].as_str() {
+        Some(file) => SessionManager::open(&dir.join(file), options)?,
+        None => SessionManager::create(options),
+    };
+    let mut results: Vec<Value> = Vec::new();
+    for step in args["steps"].as_array().into_iter().flatten() {
+        let step = substitute(step, &results);
+        let result = run_step(&mut sm, &step, profile).unwrap_or_else(
+            |e| json!({"error": {"kind": error_kind(&e), "message": e.to_string()}}),
+        );
+        results.push(result);
+    }
+    let flushed = sm.flush();
+    let mut output = json!({"results": results, "leafId": sm.leaf_id()});
+    if let Err(e) = flushed {
+        output["flushError"] = json!({"kind": error_kind(&e), "message": e.to_string()});
+    }
+    Ok(output)
+}
+
+fn persist(dir: &Path, args: &Value, profile: Profile) -> Result<Value, SessionError> {
+    let mut options = options(dir, profile);
+    "/proj".clone_into(&mut options.cwd);
+    let mut sm = SessionManager::create(options);
+    let first = sm.append_message(json!({"role":"user","content":"go","timestamp":1}))?;
+    let second = sm.append_message(args["message"].clone())?;
+    sm.flush()?;
+    Ok(json!({"results": [first, second]}))
+}
+
+/// Replaces `{"$result": N}` by the value step N returned.
+fn substitute(value: &Value, results: &[Value]) -> Value {
+    match value {
+        Value::Object(map) => {
+            if let (1, Some(n)) = (map.len(), map.get("$result").and_then(Value::as_u64)) {
+                return usize::try_from(n)
+                    .ok()
+                    .and_then(|n| results.get(n))
+                    .cloned()
+                    .unwrap_or(Value::Null);
+            }
+            Value::Object(
+                map.iter()
+                    .map(|(k, v)| (k.clone(), substitute(v, results)))
+                    .collect(),
+            )
+        }
+        Value::Array(items) => Value::Array(items.iter().map(|v| substitute(v, results)).collect()),
+        other => other.clone(),
+    }
+}
+
+fn run_step(
+    sm: &mut SessionManager,
+    step: &Value,
+    profile: Profile,
+) -> Result<Value, SessionError> {
+    let arg = |name: &str| step.get(name).cloned().unwrap_or(Value::Null);
+    let opt = |name: &str| step.get(name).cloned();
+    let str_arg = |name: &str| {
+        step.get(name)
+            .and_then(Value::as_str)
+            .unwrap_or_default()
+            .to_owned()
+    };
+    let id = |r: Result<String, SessionError>| r.map(Value::from);
+    let unsupported = || {
+        Err(SessionError::Io {
+            path: PathBuf::new(),
+            message: "unsupported call".into(),
+        })
+    };
+    match (step["call"].as_str().unwrap_or_default(), profile) {
+        ("appendMessage", _) => id(sm.append_message(arg("message"))),
+        ("appendThinkingLevelChange", _) => {
+            id(sm.append_thinking_level_change(arg("thinkingLevel")))
+        }
+        ("appendModelChange", Profile::Pi) => id(sm.append_model_change(ModelChange::Pi {
+            provider: arg("provider"),
+            model_id: arg("modelId"),
+        })),
+        ("appendModelChange", Profile::Omp) => id(sm.append_model_change(ModelChange::Omp {
+            model: arg("model"),
+            role: opt("role"),
+        })),
+        ("appendCompaction", _) => {
+            let names: &[&'static str] = match profile {
+                Profile::Pi => &["details", "fromHook"],
+                Profile::Omp => &["shortSummary", "details", "preserveData", "fromExtension"],
+            };
+            let fields = names.iter().map(|n| (*n, opt(n))).collect();
+            id(sm.append_compaction(
+                arg("summary"),
+                arg("firstKeptEntryId"),
+                arg("tokensBefore"),
+                fields,
+            ))
+        }
+        ("appendCustomEntry", _) => id(sm.append_custom_entry(arg("customType"), opt("data"))),
+        ("appendCustomMessageEntry", _) => id(sm.append_custom_message_entry(
+            arg("customType"),
+            arg("content"),
+            arg("display"),
+            opt("details"),
+        )),
+        ("appendLabelChange", _) => id(sm.append_label_change(&str_arg("targetId"), opt("label"))),
+        ("appendSessionInfo", Profile::Pi) => id(sm.append_session_info(&str_arg("name"))),
+        ("appendTtsrInjection", Profile::Omp) => id(sm.append_ttsr_injection(arg("injectedRules"))),
+        ("appendSessionInit", Profile::Omp) => id(sm.append_session_init(
+            arg("systemPrompt"),
+            arg("task"),
+            arg("tools"),
+            opt("outputSchema"),
+        )),
+        ("appendModeChange", Profile::Omp) => id(sm.append_mode_change(arg("mode"), opt("data"))),
+        ("branch", _) => sm.branch(&str_arg("id")).map(|()| Value::Null),
+        ("resetLeaf", _) => {
+            sm.reset_leaf();
+            Ok(Value::Null)
+        }
+        ("branchWithSummary", _) => {
+            let flag = if profile == Profile::Pi {
+                "fromHook"
+            } else {
+                "fromExtension"
+            };
+            let from = step
+                .get("fromId")
+                .and_then(Value::as_str)
+                .map(str::to_owned);
+            id(sm.branch_with_summary(
+                from.as_deref(),
+                arg("summary"),
+                vec![("details", opt("details")), (flag, opt(flag))],
+            ))
+        }
+        ("createBranchedSession", _) => {
+            let leaf = step
+                .get("leafId")
+                .and_then(Value::as_str)
+                .map(str::to_owned);
+            sm.create_branched_session(leaf.as_deref())
+                .map(|p| p.map(|p| p.to_string_lossy().into_owned()).into())
+        }
+        ("flush", _) => sm.flush().map(|()| Value::Null),
+        _ => unsupported(),
+    }
+}

@@ -1,0 +1,271 @@
+//! Running a corpus against one adapter, in parallel, and blessing goldens from the reference.
+//!
+//! Rust implementers can call [`Harness`] from their own `cargo test`:
+//!
+//! ```no_run
+//! use session_conformance::harness::Harness;
+//! use session_reference::model::Profile;
+//! let run = Harness::new("corpus/cases").profile(Profile::Pi).run_reference().unwrap();
+//! assert!(run.results.iter().all(|r| !r.status.is_failure()));
+//! ```
+
+use std::fs;
+use std::io::{IsTerminal, Write};
+use std::path::{Path, PathBuf};
+use std::sync::atomic::{AtomicUsize, Ordering};
+use std::sync::Mutex;
+use std::time::Duration;
+
+use globset::{Glob, GlobMatcher};
+use session_reference::model::Profile;
+
+use crate::adapter::{Adapter, ProcessAdapter, ReferenceAdapter};
+use crate::corpus::{self, Case, CorpusError};
+use crate::normalize::canonical;
+use crate::report::ProfileRun;
+use crate::runner::{produce, run_case, unified_diff, CaseResult, Divergences, Status};
+
+/// A configured run.
+pub struct Harness {
+    corpus: PathBuf,
+    profile: Profile,
+    filter: Option<GlobMatcher>,
+    divergences: Divergences,
+    jobs: usize,
+    timeout: Duration,
+    progress: bool,
+}
+
+impl Harness {
+    /// A run over the corpus at `corpus`, profile `pi`, one job, 30 s per case.
+    pub fn new(corpus: impl Into<PathBuf>) -> Harness {
+        Harness {
+            corpus: corpus.into(),
+            profile: Profile::Pi,
+            filter: None,
+            divergences: Divergences::new(),
+            jobs: 1,
+            timeout: Duration::from_secs(30),
+            progress: false,
+        }
+    }
+
+    /// The profile under test.
+    #[must_use]
+    pub fn profile(mut self, profile: Profile) -> Harness {
+        self.profile = profile;
+        self
+    }
+
+    /// Only cases whose `group/name` or id matches the glob.
+    pub fn filter(mut self, glob: &str) -> Result<Harness, String> {
+        self.filter = Some(
+            Glob::new(glob)
+                .map_err(|e| format!("bad --filter {glob:?}: {e}"))?
+                .compile_matcher(),
+        );
+        Ok(self)
+    }
+
+    /// Known divergences (case id → reason).
+    #[must_use]
+    pub fn ignore(mut self, divergences: Divergences) -> Harness {
+        self.divergences = divergences;
+        self
+    }
+
+    /// Parallel adapters.
+    #[must_use]
+    pub fn jobs(mut self, jobs: usize) -> Harness {
+        self.jobs = jobs.max(1);
+        self
+    }
+
+    /// Time limit per case.
+    #[must_use]
+    pub fn timeout(mut self, timeout: Duration) -> Harness {
+        self.timeout = timeout;
+        self
+    }
+
+    /// Show a progress line on a terminal.
+    #[must_use]
+    pub fn progress(mut self, on: bool) -> Harness {
+        self.progress = on && std::io::stderr().is_terminal();
+        self
+    }
+
+    /// The selected cases for the profile.
+    pub fn cases(&self) -> Result<Vec<Case>, CorpusError> {
+        let cases = corpus::load(&self.corpus)?;
+        Ok(cases
+            .into_iter()
+            .filter(|c| c.applies_to(self.profile) && self.selected(c))
+            .collect())
+    }
+
+    fn selected(&self, case: &Case) -> bool {
+        self.filter
+            .as_ref()
+            .is_none_or(|f| f.is_match(case.full_name()) || f.is_match(case.id()))
+    }
+
+    /// Runs against the built-in reference.
+    pub fn run_reference(&self) -> Result<ProfileRun, String> {
+        let profile = self.profile;
+        self.run_with(&|| Box::new(ReferenceAdapter::new(profile)))
+    }
+
+    /// Runs against an adapter executable.
+    pub fn run_process(&self, argv: &[String], one_shot: bool) -> Result<ProfileRun, String> {
+        let profile = self.profile;
+        self.run_with(&|| Box::new(ProcessAdapter::new(argv.to_vec(), profile, one_shot)))
+    }
+
+    /// Runs with adapters made by `make` (one per job).
+    pub fn run_with(
+        &self,
+        make: &(dyn Fn() -> Box<dyn Adapter> + Sync),
+    ) -> Result<ProfileRun, String> {
+        let cases = self.cases().map_err(|e| e.to_string())?;
+        let hello = make()
+            .hello()
+            .map_err(|e| format!("adapter did not start: {e:?}"))?;
+        if hello.profile != self.profile.name() {
+            return Err(format!(
+                "adapter implements profile {:?}, not {}",
+                hello.profile, self.profile
+            ));
+        }
+        let next = AtomicUsize::new(0);
+        let done = AtomicUsize::new(0);
+        let results: Mutex<Vec<Option<CaseResult>>> = Mutex::new(vec![None; cases.len()]);
+        std::thread::scope(|scope| {
+            for _ in 0..self.jobs.min(cases.len().max(1)) {
+                scope.spawn(|| {
+                    let mut adapter = make();
+                    let hello = adapter.hello().unwrap_or_else(|_| hello.clone());
+                    loop {
+                        let i = next.fetch_add(1, Ordering::SeqCst);
+                        let Some(case) = cases.get(i) else { break };
+                        let result = run_case(
+                            case,
+                            self.profile,
+                            adapter.as_mut(),
+                            &hello,
+                            self.timeout,
+                            &self.divergences,
+                        );
+                        let n = done.fetch_add(1, Ordering::SeqCst) + 1;
+                        if self.progress {
+                            eprint!(
+                                "\r\x1b[K[{n}/{}] {} {}",
+                                cases.len(),
+                                case.id(),
+                                case.full_name()
+                            );
+                        }
+                        if let Ok(mut r) = results.lock() {
+                            r[i] = Some(result);
+                        }
+                    }
+                });
+            }
+        });
+        if self.progress {
+            eprint!("\r\x1b[K");
+        }
+        let results = results
+            .into_inner()
+            .map_err(|_| "a worker panicked".to_owned())?
+            .into_iter()
+            .flatten()
+            .collect();
+        Ok(ProfileRun {
+            profile: self.profile.name().into(),
+            hello,
+            results,
+        })
+    }
+}
+
+/// Regenerates goldens from the reference for the selected cases; prints each file
+/// written and its diff. Returns the number of files written.
+pub fn bless(corpus: &Path, filter: Option<&str>, out: &mut dyn Write) -> Result<usize, String> {
+    let matcher = filter
+        .map(|g| Glob::new(g).map(|g| g.compile_matcher()))
+        .transpose()
+        .map_err(|e| e.to_string())?;
+    let cases = corpus::load(corpus).map_err(|e| e.to_string())?;
+    let mut written = 0;
+    for case in cases.iter().filter(|c| {
+        matcher
+            .as_ref()
+            .is_none_or(|m| m.is_match(c.full_name()) || m.is_match(c.id()))
+    }) {
+        let mut outputs = Vec::new();
+        for name in &case.file.profiles {
+            let profile: Profile = name.parse()?;
+            let mut adapter = ReferenceAdapter::new(profile);
+            let hello = crate::execute::hello(profile);
+            let (value, _) = produce(
+                case,
+                profile,
+                &mut adapter,
+                &hello,
+                Duration::from_secs(600),
+            )
+            .map_err(|(s, m)| format!("{}: {}: {m}", case.full_name(), s.name()))?;
+            outputs.push((profile, canonical(&value)));
+        }
+        let shared = outputs.windows(2).all(|w| w[0].1 == w[1].1);
+        let targets: Vec<(PathBuf, &str)> = if shared {
+            outputs
+                .first()
+                .map(|(_, t)| vec![(case.dir.join("expected.json"), t.as_str())])
+                .unwrap_or_default()
+        } else {
+            outputs
+                .iter()
+                .map(|(p, t)| {
+                    (
+                        case.dir.join(format!("expected.{}.json", p.name())),
+                        t.as_str(),
+                    )
+                })
+                .collect()
+        };
+        let stale: Vec<PathBuf> = std::iter::once(case.dir.join("expected.json"))
+            .chain(
+                Profile::ALL
+                    .iter()
+                    .map(|p| case.dir.join(format!("expected.{}.json", p.name()))),
+            )
+            .filter(|p| p.exists() && !targets.iter().any(|(t, _)| t == p))
+            .collect();
+        for path in stale {
+            fs::remove_file(&path).map_err(|e| format!("{}: {e}", path.display()))?;
+            let _ = writeln!(out, "removed {}", path.display());
+        }
+        for (path, text) in targets {
+            let old = fs::read_to_string(&path).unwrap_or_default();
+            if old == text {
+                continue;
+            }
+            fs::write(&path, text).map_err(|e| format!("{}: {e}", path.display()))?;
+            written += 1;
+            let _ = writeln!(out, "wrote {}", path.display());
+            if !old.is_empty() {
+                let _ = write!(out, "{}", unified_diff(&old, text, &path.to_string_lossy()));
+            }
+        }
+    }
+    Ok(written)
+}
+
+/// Whether every result passed or was an expected divergence or skip.
+pub fn all_good(runs: &[ProfileRun]) -> bool {
+    runs.iter()
+        .flat_map(|r| &r.results)
+        .all(|r| !r.status.is_failure() || r.status == Status::Skipped)
+}

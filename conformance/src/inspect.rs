@@ -1,0 +1,154 @@
+//! `load`, `context` and `tree`: look at a session file with the reference, without changing it.
+
+use std::collections::HashMap;
+use std::fmt::Write as _;
+use std::fs;
+use std::path::Path;
+
+use serde_json::Value;
+use session_reference::context::LeafChoice;
+use session_reference::model::Profile;
+use session_reference::parse::parse;
+use session_reference::session::{Options, SessionManager};
+use session_reference::storage::ReadOnlyStorage;
+
+use crate::execute;
+
+/// An inspection error: `FILE: line N: message` (line 0 when not about a line).
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct InspectError {
+    /// The file.
+    pub file: String,
+    /// What is wrong, with its line when there is one.
+    pub message: String,
+}
+
+impl std::fmt::Display for InspectError {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        write!(f, "{}: {}", self.file, self.message)
+    }
+}
+
+/// Opens `file` with the reference over a read-only view of the disk.
+pub fn open(file: &Path, profile: Profile) -> Result<SessionManager, InspectError> {
+    let name = file.display().to_string();
+    let bytes = fs::read(file).map_err(|e| InspectError {
+        file: name.clone(),
+        message: e.to_string(),
+    })?;
+    if let Err(e) = parse(&bytes, profile).header {
+        return Err(InspectError {
+            file: name,
+            message: e.to_string(),
+        });
+    }
+    let dir = file.parent().unwrap_or(Path::new("."));
+    let mut options = Options::new(profile, dir.to_string_lossy(), dir);
+    options.storage = Box::new(ReadOnlyStorage::default());
+    SessionManager::open(file, options).map_err(|e| InspectError {
+        file: name,
+        message: e.to_string(),
+    })
+}
+
+/// `{header, entries, leafId, diagnostics, migrated}`.
+pub fn load(file: &Path, profile: Profile) -> Result<Value, InspectError> {
+    Ok(execute::load_output(&open(file, profile)?))
+}
+
+/// The context JSON at `leaf` (`None`: the session's leaf).
+pub fn context(
+    file: &Path,
+    profile: Profile,
+    leaf: Option<Option<&str>>,
+) -> Result<Value, InspectError> {
+    let sm = open(file, profile)?;
+    let choice = match leaf {
+        None => sm.leaf_id().map_or(LeafChoice::Null, LeafChoice::Id),
+        Some(None) => LeafChoice::Null,
+        Some(Some(id)) => {
+            if sm.get_entry(id).is_none() {
+                return Err(InspectError {
+                    file: file.display().to_string(),
+                    message: format!("Entry {id} not found"),
+                });
+            }
+            LeafChoice::Id(id)
+        }
+    };
+    let context = sm.context_json(choice);
+    Ok(context)
+}
+
+/// The tree as flat JSON nodes.
+pub fn tree_json(file: &Path, profile: Profile) -> Result<Value, InspectError> {
+    Ok(execute::tree_output(&open(file, profile)?)["nodes"].clone())
+}
+
+/// The tree as an indented picture: a branch point indents its children; the leaf is marked.
+pub fn tree_text(file: &Path, profile: Profile) -> Result<String, InspectError> {
+    let sm = open(file, profile)?;
+    let nodes = sm.get_tree();
+    let mut depth: HashMap<&str, usize> = HashMap::new();
+    let mut out = String::new();
+    let leaf = sm.leaf_id();
+    for node in &nodes {
+        let d = depth.get(node.id.as_str()).copied().unwrap_or(0);
+        let step = usize::from(node.children.len() > 1);
+        for child in &node.children {
+            depth.insert(child.as_str(), d + step);
+        }
+        let entry = sm.get_entry(&node.id);
+        let what = entry.map(|e| describe(&sm.resolved(e))).unwrap_or_default();
+        let label = node
+            .label
+            .as_deref()
+            .map(|l| format!(" [{l}]"))
+            .unwrap_or_default();
+        let marker = if Some(node.id.as_str()) == leaf {
+            "  <- leaf"
+        } else {
+            ""
+        };
+        let branch = if d > 0 { "├─ " } else { "" };
+        let _ = writeln!(
+            out,
+            "{}{branch}{} {}{what}{label}{marker}",
+            "│  ".repeat(d.saturating_sub(1)),
+            node.id,
+            node.entry_type
+        );
+    }
+    Ok(out)
+}
+
+fn describe(entry: &Value) -> String {
+    let snippet = |v: &Value| -> String {
+        let text = match v {
+            Value::String(s) => s.clone(),
+            Value::Array(blocks) => blocks
+                .iter()
+                .filter_map(|b| b["text"].as_str())
+                .collect::<Vec<_>>()
+                .join(" "),
+            _ => String::new(),
+        };
+        let one_line: String = text.split_whitespace().collect::<Vec<_>>().join(" ");
+        let short: String = one_line.chars().take(50).collect();
+        if short.is_empty() {
+            String::new()
+        } else {
+            format!(" {short:?}")
+        }
+    };
+    match entry["type"].as_str() {
+        Some("message") => format!(
+            " {}{}",
+            entry["message"]["role"].as_str().unwrap_or("?"),
+            snippet(&entry["message"]["content"])
+        ),
+        Some("compaction" | "branch_summary") => snippet(&entry["summary"]),
+        Some("custom_message") => snippet(&entry["content"]),
+        _ => String::new(),
+    }
+}

@@ -1,0 +1,248 @@
+//! Canonical JSON, the files a case leaves behind, and the renaming of created ids and times (`PROTOCOL.md` "Normalisation").
+//!
+//! Invariant: two conforming implementations produce byte-identical canonical
+//! output for the same case, whatever their random ids and clocks.
+
+use std::collections::{HashMap, HashSet};
+use std::fs;
+use std::path::Path;
+
+use regex::Regex;
+use serde_json::{json, Map, Value};
+use sha2::{Digest, Sha256};
+
+/// Strings longer than this many UTF-16 units are summarised.
+pub const LONG_STRING: usize = 4096;
+
+/// Renders canonical JSON: keys sorted, 2-space indent, final newline.
+pub fn canonical(value: &Value) -> String {
+    let mut text = serde_json::to_string_pretty(&sorted(value)).unwrap_or_default();
+    text.push('\n');
+    text
+}
+
+/// A copy of `value` with every object's keys sorted.
+pub fn sorted(value: &Value) -> Value {
+    match value {
+        Value::Object(map) => {
+            let mut keys: Vec<&String> = map.keys().collect();
+            keys.sort();
+            Value::Object(
+                keys.into_iter()
+                    .map(|k| (k.clone(), sorted(&map[k])))
+                    .collect(),
+            )
+        }
+        Value::Array(items) => Value::Array(items.iter().map(sorted).collect()),
+        other => other.clone(),
+    }
+}
+
+/// Reads every regular file under `dir` (except the `home/` tree, of which only
+/// `home/.omp/agent/blobs/` is kept) as the protocol describes.
+pub fn snapshot(dir: &Path) -> Value {
+    let mut files = Map::new();
+    let mut stack = vec![dir.to_path_buf()];
+    while let Some(current) = stack.pop() {
+        let Ok(read) = fs::read_dir(&current) else {
+            continue;
+        };
+        for item in read.flatten() {
+            let path = item.path();
+            let rel = path
+                .strip_prefix(dir)
+                .unwrap_or(&path)
+                .to_string_lossy()
+                .replace('\\', "/");
+            let kept = !rel.starts_with("home")
+                || rel.starts_with("home/.omp/agent/blobs")
+                || rel == "home/.omp"
+                || rel == "home/.omp/agent"
+                || rel == "home";
+            if !kept {
+                continue;
+            }
+            if path.is_dir() {
+                stack.push(path);
+            } else if let Ok(bytes) = fs::read(&path) {
+                files.insert(rel.clone(), describe_file(&rel, &bytes));
+            }
+        }
+    }
+    Value::Object(files)
+}
+
+/// A `.jsonl` file as its lines, anything else as size and hash.
+pub fn describe_file(name: &str, bytes: &[u8]) -> Value {
+    if !name.ends_with(".jsonl") {
+        return json!({"bytes": bytes.len(), "sha256": hex(&Sha256::digest(bytes))});
+    }
+    let text = String::from_utf8_lossy(bytes);
+    let mut lines = Vec::new();
+    let body = match text.strip_prefix('\u{feff}') {
+        Some(rest) => {
+            lines.push(json!({"$bom": true}));
+            rest
+        }
+        None => &text,
+    };
+    let mut parts: Vec<&str> = body.split('\n').collect();
+    if parts.last() == Some(&"") {
+        parts.pop();
+    }
+    for line in parts {
+        lines.push(serde_json::from_str(line).unwrap_or_else(|_| json!({"$unparsed": line})));
+    }
+    json!({ "lines": lines })
+}
+
+/// Renames created ids and times, replaces the case directory and summarises long strings.
+pub struct Normalizer {
+    known: HashSet<String>,
+    dir: String,
+    names: HashMap<String, String>,
+    counters: HashMap<&'static str, usize>,
+    patterns: Vec<(&'static str, Regex)>,
+}
+
+impl Normalizer {
+    /// A normaliser for one case: `inputs` are the texts whose tokens are known (input files, request args).
+    pub fn new<'a>(dir: &str, inputs: impl IntoIterator<Item = &'a str>) -> Normalizer {
+        let patterns = vec![
+            ("session", Regex::new(r"\b[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}\b|\b[0-9a-f]{16}\b").expect("valid regex")),
+            ("ftime", Regex::new(r"\b\d{4}-\d{2}-\d{2}T\d{2}-\d{2}-\d{2}-\d{3}Z").expect("valid regex")),
+            ("time", Regex::new(r"\b\d{4}-\d{2}-\d{2}T\d{2}:\d{2}:\d{2}(?:\.\d+)?Z").expect("valid regex")),
+            ("id", Regex::new(r"\b[0-9a-f]{8}\b").expect("valid regex")),
+        ];
+        let mut known = HashSet::new();
+        for text in inputs {
+            for (_, re) in &patterns {
+                known.extend(re.find_iter(text).map(|m| m.as_str().to_owned()));
+            }
+        }
+        Normalizer {
+            known,
+            dir: dir.to_owned(),
+            names: HashMap::new(),
+            counters: HashMap::new(),
+            patterns,
+        }
+    }
+
+    /// Normalises a value in canonical order.
+    pub fn value(&mut self, value: &Value) -> Value {
+        match value {
+            Value::String(s) => self.string(s),
+            Value::Array(items) => Value::Array(items.iter().map(|v| self.value(v)).collect()),
+            Value::Object(map) => {
+                let mut keys: Vec<&String> = map.keys().collect();
+                keys.sort();
+                let mut out = Map::new();
+                for key in keys {
+                    let new_key = self.text(key);
+                    let new_value = self.value(&map[key]);
+                    out.insert(new_key, new_value);
+                }
+                Value::Object(out)
+            }
+            other => other.clone(),
+        }
+    }
+
+    fn string(&mut self, s: &str) -> Value {
+        let units = s.encode_utf16().count();
+        if units > LONG_STRING {
+            let tail: Vec<u16> = s.encode_utf16().skip(units - 64).collect();
+            return json!({"$long": {"utf16": units, "sha256": hex(&Sha256::digest(s.as_bytes())), "tail": String::from_utf16_lossy(&tail)}});
+        }
+        Value::String(self.text(s))
+    }
+
+    /// Normalises the tokens inside one string.
+    pub fn text(&mut self, s: &str) -> String {
+        let mut out = if self.dir.is_empty() {
+            s.to_owned()
+        } else {
+            s.replace(&self.dir, "<dir>")
+        };
+        for p in 0..self.patterns.len() {
+            let (kind, re) = (self.patterns[p].0, self.patterns[p].1.clone());
+            out = re
+                .replace_all(&out, |caps: &regex::Captures<'_>| {
+                    let token = &caps[0];
+                    if self.known.contains(token) {
+                        return token.to_owned();
+                    }
+                    if let Some(name) = self.names.get(token) {
+                        return name.clone();
+                    }
+                    let n = self.counters.entry(kind).or_insert(0);
+                    *n += 1;
+                    let name = format!("<{kind}:{n}>");
+                    self.names.insert(token.to_owned(), name.clone());
+                    name
+                })
+                .into_owned();
+        }
+        out
+    }
+}
+
+fn hex(bytes: &[u8]) -> String {
+    use std::fmt::Write;
+    bytes.iter().fold(String::new(), |mut s, b| {
+        let _ = write!(s, "{b:02x}");
+        s
+    })
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn created_tokens_are_renamed_in_order_and_known_ones_kept() {
+        let mut n = Normalizer::new("/tmp/x", ["\"a1b2c3d4\" 2025-01-01T00:00:00.000Z"]);
+        let out = n.value(&json!({
+            "b": ["deadbeef", "a1b2c3d4", "deadbeef", "2026-11-25T21:12:20.603Z"],
+            "a": "/tmp/x/sessions/2026-11-25T21-12-20-603Z_01a2148d-657a-7504-a693-e034265d393c.jsonl",
+            "c": "2025-01-01T00:00:00.000Z",
+        }));
+        assert_eq!(
+            out,
+            json!({
+                "a": "<dir>/sessions/<ftime:1>_<session:1>.jsonl",
+                "b": ["<id:1>", "a1b2c3d4", "<id:1>", "<time:1>"],
+                "c": "2025-01-01T00:00:00.000Z",
+            })
+        );
+    }
+
+    #[test]
+    fn sixteen_hex_ids_and_long_strings() {
+        let mut n = Normalizer::new("", []);
+        assert_eq!(n.text("1f9d2a6b9c0d1234"), "<session:1>");
+        let long = n.value(&json!("x".repeat(5000)));
+        assert_eq!(long["$long"]["utf16"], 5000);
+        let hash = "ef115a0e0c15cdc41958ca46b5b14b456115f4baec5e3ca68599d2a8f435e3b8";
+        assert_eq!(n.text(hash), hash, "hashes are not ids");
+    }
+
+    #[test]
+    fn canonical_sorts_keys_and_ends_with_newline() {
+        assert_eq!(
+            canonical(&json!({"b":1,"a":{"d":2,"c":3}})),
+            "{\n  \"a\": {\n    \"c\": 3,\n    \"d\": 2\n  },\n  \"b\": 1\n}\n"
+        );
+    }
+
+    #[test]
+    fn jsonl_files_are_described_by_lines() {
+        let described = describe_file("s.jsonl", "\u{feff}{\"a\":1}\ntorn{\n".as_bytes());
+        assert_eq!(
+            described,
+            json!({"lines": [{"$bom": true}, {"a": 1}, {"$unparsed": "torn{"}]})
+        );
+        assert_eq!(describe_file("b", b"xyz")["bytes"], 3);
+    }
+}

@@ -1,0 +1,140 @@
+//! The adapter protocol's messages (see `PROTOCOL.md`).
+
+use serde::{Deserialize, Serialize};
+use serde_json::Value;
+
+/// The protocol version this runner speaks.
+pub const PROTOCOL_VERSION: u32 = 1;
+
+/// The operations a case can ask for.
+pub const OPERATIONS: [&str; 5] = ["load", "context", "tree", "apply", "persist"];
+
+/// The runner's greeting.
+#[derive(Debug, Clone, Serialize, Deserialize, PartialEq)]
+pub struct RunnerHello {
+    /// Always `"hello"`.
+    #[serde(rename = "type")]
+    pub kind: String,
+    /// [`PROTOCOL_VERSION`].
+    pub protocol: u32,
+    /// The profile under test.
+    pub profile: String,
+}
+
+/// The adapter's greeting: who it is and what it can do.
+#[derive(Debug, Clone, Serialize, Deserialize, PartialEq)]
+pub struct Hello {
+    /// Always `"hello"`.
+    #[serde(rename = "type", default)]
+    pub kind: String,
+    /// The implementation's name.
+    pub implementation: String,
+    /// Its version.
+    pub version: String,
+    /// The profile it implements.
+    pub profile: String,
+    /// Operations it supports.
+    pub operations: Vec<String>,
+    /// Optional extras (`diagnostics`).
+    #[serde(default)]
+    pub capabilities: Vec<String>,
+}
+
+impl Hello {
+    /// Whether the adapter supports `op`.
+    pub fn supports(&self, op: &str) -> bool {
+        self.operations.iter().any(|o| o == op)
+    }
+
+    /// Whether the adapter has capability `cap`.
+    pub fn has(&self, cap: &str) -> bool {
+        self.capabilities.iter().any(|c| c == cap)
+    }
+}
+
+/// One case, as sent to the adapter.
+#[derive(Debug, Clone, Serialize, Deserialize, PartialEq)]
+pub struct Request {
+    /// Always `"request"`.
+    #[serde(rename = "type")]
+    pub kind: String,
+    /// The case id.
+    pub case: String,
+    /// The operation.
+    pub op: String,
+    /// The profile.
+    pub profile: String,
+    /// The case's working directory (absolute).
+    pub dir: String,
+    /// The operation's arguments, templates expanded.
+    pub args: Value,
+}
+
+/// An adapter's answer to a [`Request`].
+#[derive(Debug, Clone, Serialize, Deserialize, PartialEq)]
+pub struct Response {
+    /// Always `"response"`.
+    #[serde(rename = "type", default)]
+    pub kind: String,
+    /// The case id it answers.
+    #[serde(default)]
+    pub case: String,
+    /// The output, on success.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub ok: Option<Value>,
+    /// The error, on failure.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub error: Option<ErrorObject>,
+    /// Set when the operation is not supported.
+    #[serde(default, skip_serializing_if = "std::ops::Not::not")]
+    pub unsupported: bool,
+}
+
+/// An error reported by an adapter: compared by `kind` only.
+#[derive(Debug, Clone, Serialize, Deserialize, PartialEq, Eq)]
+pub struct ErrorObject {
+    /// One of `not_found`, `invalid_header`, `invalid_source`, `persistence`, `exception`.
+    pub kind: String,
+    /// For people.
+    #[serde(default)]
+    pub message: String,
+}
+
+impl Response {
+    /// A successful response.
+    pub fn ok(case: &str, value: Value) -> Response {
+        Response {
+            kind: "response".into(),
+            case: case.into(),
+            ok: Some(value),
+            error: None,
+            unsupported: false,
+        }
+    }
+
+    /// An error response.
+    pub fn error(case: &str, kind: &str, message: impl Into<String>) -> Response {
+        let error = ErrorObject {
+            kind: kind.into(),
+            message: message.into(),
+        };
+        Response {
+            kind: "response".into(),
+            case: case.into(),
+            ok: None,
+            error: Some(error),
+            unsupported: false,
+        }
+    }
+
+    /// An "unsupported" response.
+    pub fn unsupported(case: &str) -> Response {
+        Response {
+            kind: "response".into(),
+            case: case.into(),
+            ok: None,
+            error: None,
+            unsupported: true,
+        }
+    }
+}

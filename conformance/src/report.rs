@@ -1,0 +1,243 @@
+//! Reports of a run: text for people, JSON Lines for tools, JUnit XML for CI.
+
+use std::collections::BTreeMap;
+use std::fmt::Write as _;
+
+use serde_json::json;
+
+use crate::protocol::Hello;
+use crate::runner::{CaseResult, Status};
+
+/// Output formats.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, clap::ValueEnum)]
+pub enum Format {
+    /// Human-readable lines and diffs.
+    Text,
+    /// JSON Lines: a header record, one record per case, a summary record.
+    Json,
+    /// JUnit XML.
+    Junit,
+}
+
+/// One profile's results.
+pub struct ProfileRun {
+    /// The profile.
+    pub profile: String,
+    /// What the adapter said of itself.
+    pub hello: Hello,
+    /// Results in corpus order.
+    pub results: Vec<CaseResult>,
+}
+
+/// Counts per status.
+pub fn counts(results: &[CaseResult]) -> BTreeMap<Status, usize> {
+    let mut counts = BTreeMap::new();
+    for r in results {
+        *counts.entry(r.status).or_insert(0) += 1;
+    }
+    counts
+}
+
+/// The closing line: `N passed, N failed, N skipped`.
+pub fn summary_line(runs: &[ProfileRun]) -> String {
+    let all: Vec<&CaseResult> = runs.iter().flat_map(|r| &r.results).collect();
+    let passed = all.iter().filter(|r| r.status == Status::Pass).count();
+    let failed = all.iter().filter(|r| r.status.is_failure()).count();
+    let skipped = all.iter().filter(|r| r.status == Status::Skipped).count();
+    format!("{passed} passed, {failed} failed, {skipped} skipped")
+}
+
+/// The text report.
+pub fn text(runs: &[ProfileRun], color: bool) -> String {
+    let paint = |code: &str, s: &str| {
+        if color {
+            format!("\x1b[{code}m{s}\x1b[0m")
+        } else {
+            s.to_owned()
+        }
+    };
+    let mut out = String::new();
+    for run in runs {
+        let _ = writeln!(
+            out,
+            "{} {} ({}), profile {}",
+            run.hello.implementation,
+            run.hello.version,
+            run.results.len(),
+            run.profile
+        );
+        for r in run.results.iter().filter(|r| r.status.is_failure()) {
+            let status = paint("31;1", &r.status.name().to_uppercase());
+            let at = r
+                .pointer
+                .as_deref()
+                .map(|p| format!(" at {p}"))
+                .unwrap_or_default();
+            let _ = writeln!(out, "{status} {} {}{at}", r.id, r.name);
+            for note in &r.notes {
+                let _ = writeln!(out, "  {note}");
+            }
+            if let Some(diff) = &r.diff {
+                for line in diff.lines() {
+                    let line = match line.chars().next() {
+                        Some('+') if !line.starts_with("+++") => paint("32", line),
+                        Some('-') if !line.starts_with("---") => paint("31", line),
+                        _ => line.to_owned(),
+                    };
+                    let _ = writeln!(out, "  {line}");
+                }
+            }
+        }
+        let c = counts(&run.results);
+        let extra: Vec<String> = [
+            Status::Divergent,
+            Status::Unsafe,
+            Status::UnexpectedPass,
+            Status::Timeout,
+            Status::Crash,
+            Status::ProtocolError,
+        ]
+        .iter()
+        .filter_map(|s| c.get(s).map(|n| format!("{n} {}", s.name())))
+        .collect();
+        if !extra.is_empty() {
+            let _ = writeln!(out, "{}: {}", run.profile, extra.join(", "));
+        }
+    }
+    let _ = writeln!(out, "{}", summary_line(runs));
+    out
+}
+
+/// JSON Lines: header, cases, summary.
+pub fn json_lines(runs: &[ProfileRun], corpus_hash: &str) -> String {
+    let mut out = String::new();
+    for run in runs {
+        let header = json!({"type": "header", "tool": "session-conformance", "version": env!("CARGO_PKG_VERSION"), "corpusHash": corpus_hash, "profile": run.profile, "adapter": run.hello});
+        let _ = writeln!(out, "{header}");
+        for r in &run.results {
+            let record = json!({"type": "case", "profile": run.profile, "id": r.id, "name": r.name, "status": r.status.name(), "pointer": r.pointer, "notes": r.notes, "diff": r.diff});
+            let _ = writeln!(out, "{record}");
+        }
+        let c: BTreeMap<&str, usize> = counts(&run.results)
+            .into_iter()
+            .map(|(s, n)| (s.name(), n))
+            .collect();
+        let _ = writeln!(
+            out,
+            "{}",
+            json!({"type": "summary", "profile": run.profile, "counts": c})
+        );
+    }
+    out
+}
+
+/// JUnit XML, one test suite per profile.
+pub fn junit(runs: &[ProfileRun]) -> String {
+    let mut out = String::from(
+        "<?xml version=\"1.0\" encoding=\"UTF-8\"?>\n<testsuites name=\"session-conformance\">\n",
+    );
+    for run in runs {
+        let c = counts(&run.results);
+        let failures: usize = run.results.iter().filter(|r| r.status.is_failure()).count();
+        let skipped = c.get(&Status::Skipped).copied().unwrap_or(0)
+            + c.get(&Status::Divergent).copied().unwrap_or(0);
+        let _ =
+            writeln!(
+            out,
+            "  <testsuite name=\"{}\" tests=\"{}\" failures=\"{failures}\" skipped=\"{skipped}\">",
+            xml(&format!("{} {} ({})", run.hello.implementation, run.hello.version, run.profile)),
+            run.results.len()
+        );
+        for r in &run.results {
+            let _ = write!(
+                out,
+                "    <testcase classname=\"{}\" name=\"{}\"",
+                xml(&run.profile),
+                xml(&format!("{} {}", r.id, r.name))
+            );
+            let body = match r.status {
+                Status::Pass => String::new(),
+                Status::Skipped | Status::Divergent => {
+                    format!("<skipped message=\"{}\"/>", xml(&r.notes.join("; ")))
+                }
+                s => format!(
+                    "<failure type=\"{}\" message=\"{}\">{}</failure>",
+                    s.name(),
+                    xml(&r.pointer.clone().unwrap_or_else(|| r.notes.join("; "))),
+                    xml(r.diff.as_deref().unwrap_or_default())
+                ),
+            };
+            if body.is_empty() {
+                out.push_str("/>\n");
+            } else {
+                let _ = writeln!(out, ">{body}</testcase>");
+            }
+        }
+        out.push_str("  </testsuite>\n");
+    }
+    out.push_str("</testsuites>\n");
+    out
+}
+
+fn xml(s: &str) -> String {
+    s.chars()
+        .filter(|c| !c.is_control() || matches!(c, '\n' | '\t'))
+        .fold(String::with_capacity(s.len()), |mut out, c| {
+            match c {
+                '&' => out.push_str("&amp;"),
+                '<' => out.push_str("&lt;"),
+                '>' => out.push_str("&gt;"),
+                '"' => out.push_str("&quot;"),
+                _ => out.push(c),
+            }
+            out
+        })
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn run(statuses: &[Status]) -> ProfileRun {
+        let hello = crate::execute::hello(session_reference::model::Profile::Pi);
+        let results = statuses
+            .iter()
+            .enumerate()
+            .map(|(i, s)| CaseResult {
+                id: format!("{i:04}"),
+                name: format!("g/c{i}"),
+                status: *s,
+                pointer: None,
+                diff: None,
+                notes: vec!["a<b".into()],
+                actual: None,
+            })
+            .collect();
+        ProfileRun {
+            profile: "pi".into(),
+            hello,
+            results,
+        }
+    }
+
+    #[test]
+    fn summary_counts_failures_of_every_kind() {
+        let runs = [run(&[
+            Status::Pass,
+            Status::Fail,
+            Status::Unsafe,
+            Status::Skipped,
+            Status::Divergent,
+            Status::Timeout,
+        ])];
+        assert_eq!(summary_line(&runs), "1 passed, 3 failed, 1 skipped");
+        assert!(text(&runs, false).ends_with("1 passed, 3 failed, 1 skipped\n"));
+    }
+
+    #[test]
+    fn junit_escapes_and_counts() {
+        let xml = junit(&[run(&[Status::Pass, Status::Fail])]);
+        assert!(xml.contains("failures=\"1\""));
+        assert!(xml.contains("a&lt;b"));
+    }
+}

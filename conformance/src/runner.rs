@@ -1,0 +1,459 @@
+//! Running cases: prepare a working directory, ask the adapter, read the files, normalise, compare, check safety.
+
+use std::collections::BTreeMap;
+use std::fs;
+use std::path::Path;
+use std::time::Duration;
+
+use serde_json::{json, Value};
+use session_reference::model::Profile;
+
+use crate::adapter::{Adapter, Failure};
+use crate::corpus::{Case, SafetyCheck};
+use crate::normalize::{canonical, snapshot, Normalizer};
+use crate::protocol::{Hello, Request};
+
+/// The outcome of one case.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord, Hash)]
+pub enum Status {
+    /// Output matched the golden and every safety check held.
+    Pass,
+    /// Output differed from the golden.
+    Fail,
+    /// A safety check failed: the implementation destroyed data.
+    Unsafe,
+    /// The operation is not supported by the adapter.
+    Skipped,
+    /// Failed, and listed as a known divergence.
+    Divergent,
+    /// Passed, though listed as a known divergence (the list is stale).
+    UnexpectedPass,
+    /// No answer in time.
+    Timeout,
+    /// The adapter process died.
+    Crash,
+    /// The adapter answered something that is not the protocol.
+    ProtocolError,
+}
+
+impl Status {
+    /// The status's name in reports.
+    pub fn name(self) -> &'static str {
+        match self {
+            Status::Pass => "pass",
+            Status::Fail => "fail",
+            Status::Unsafe => "unsafe",
+            Status::Skipped => "skipped",
+            Status::Divergent => "divergent",
+            Status::UnexpectedPass => "unexpected-pass",
+            Status::Timeout => "timeout",
+            Status::Crash => "crash",
+            Status::ProtocolError => "protocol-error",
+        }
+    }
+
+    /// Whether the status makes the run fail.
+    pub fn is_failure(self) -> bool {
+        !matches!(self, Status::Pass | Status::Skipped | Status::Divergent)
+    }
+}
+
+/// The result of one case.
+#[derive(Debug, Clone)]
+pub struct CaseResult {
+    /// Case id.
+    pub id: String,
+    /// `group/name`.
+    pub name: String,
+    /// Outcome.
+    pub status: Status,
+    /// JSON Pointer of the first difference.
+    pub pointer: Option<String>,
+    /// Unified diff, expected → actual.
+    pub diff: Option<String>,
+    /// Failed safety checks, timeouts, crashes, reasons.
+    pub notes: Vec<String>,
+    /// The canonical actual output (for bless and reports).
+    pub actual: Option<String>,
+}
+
+/// Known divergences: case id → reason.
+pub type Divergences = BTreeMap<String, String>;
+
+/// Reads a divergence list: one `ID reason…` per line, `#` comments.
+pub fn read_divergences(path: &Path) -> Result<Divergences, String> {
+    let text = fs::read_to_string(path).map_err(|e| format!("{}: {e}", path.display()))?;
+    let mut out = Divergences::new();
+    for (n, line) in text.lines().enumerate() {
+        let line = line.trim();
+        if line.is_empty() || line.starts_with('#') {
+            continue;
+        }
+        let (id, reason) = line.split_once(char::is_whitespace).unwrap_or((line, ""));
+        if reason.trim().is_empty() {
+            return Err(format!(
+                "{}: line {}: case {id} has no reason",
+                path.display(),
+                n + 1
+            ));
+        }
+        out.insert(id.to_owned(), reason.trim().to_owned());
+    }
+    Ok(out)
+}
+
+/// Runs the actual operation of `case` and returns its canonical, normalised output.
+pub fn produce(
+    case: &Case,
+    profile: Profile,
+    adapter: &mut dyn Adapter,
+    hello: &Hello,
+    timeout: Duration,
+) -> Result<(Value, Vec<String>), (Status, String)> {
+    let work = tempfile::Builder::new()
+        .prefix("sc-")
+        .tempdir()
+        .map_err(|e| (Status::Crash, format!("temp dir: {e}")))?;
+    let dir = work
+        .path()
+        .canonicalize()
+        .map_err(|e| (Status::Crash, e.to_string()))?;
+    for (name, bytes) in &case.inputs {
+        let path = dir.join(name);
+        if let Some(parent) = path.parent() {
+            fs::create_dir_all(parent).map_err(|e| (Status::Crash, e.to_string()))?;
+        }
+        fs::write(&path, bytes).map_err(|e| (Status::Crash, e.to_string()))?;
+    }
+    fs::create_dir_all(dir.join("home")).map_err(|e| (Status::Crash, e.to_string()))?;
+    let dir_text = dir.to_string_lossy().into_owned();
+    let args = case.args();
+    let request = Request {
+        kind: "request".into(),
+        case: case.id(),
+        op: case.file.op.clone(),
+        profile: profile.name().into(),
+        dir: dir_text.clone(),
+        args: args.clone(),
+    };
+    let response = adapter.call(&request, timeout).map_err(|f| match f {
+        Failure::Timeout => (
+            Status::Timeout,
+            format!("no response within {}s", timeout.as_secs()),
+        ),
+        Failure::Crash(m) => (Status::Crash, m),
+        Failure::Protocol(m) => (Status::ProtocolError, m),
+    })?;
+    if response.unsupported {
+        return Err((
+            Status::Skipped,
+            format!("adapter does not support {}", case.file.op),
+        ));
+    }
+    let mut response_value = match (&response.ok, &response.error) {
+        (Some(ok), _) => json!({ "ok": ok }),
+        (None, Some(error)) => json!({ "error": { "kind": error.kind } }),
+        (None, None) => json!({}),
+    };
+    if !hello.has("diagnostics") {
+        if let Some(ok) = response_value.get_mut("ok").and_then(Value::as_object_mut) {
+            ok.remove("diagnostics");
+            ok.remove("migrated");
+        }
+    }
+    let files = snapshot(&dir);
+    let mut notes: Vec<String> = case
+        .file
+        .safety
+        .iter()
+        .filter_map(|check| safety(check, case, &dir))
+        .collect();
+    if let Some(error) = &response.error {
+        notes.push(format!("error {}: {}", error.kind, error.message));
+    }
+    let args_text = args.to_string();
+    let input_texts: Vec<String> = case
+        .inputs
+        .values()
+        .map(|b| String::from_utf8_lossy(b).into_owned())
+        .collect();
+    let mut normalizer = Normalizer::new(
+        &dir_text,
+        input_texts
+            .iter()
+            .map(String::as_str)
+            .chain([args_text.as_str()]),
+    );
+    let output = normalizer.value(&json!({ "response": response_value, "files": files }));
+    drop(work);
+    Ok((output, notes))
+}
+
+/// Runs one case and compares it with its golden.
+pub fn run_case(
+    case: &Case,
+    profile: Profile,
+    adapter: &mut dyn Adapter,
+    hello: &Hello,
+    timeout: Duration,
+    divergences: &Divergences,
+) -> CaseResult {
+    let mut result = CaseResult {
+        id: case.id(),
+        name: case.full_name(),
+        status: Status::Pass,
+        pointer: None,
+        diff: None,
+        notes: Vec::new(),
+        actual: None,
+    };
+    if !hello.supports(&case.file.op) {
+        result.status = Status::Skipped;
+        result
+            .notes
+            .push(format!("adapter does not support {}", case.file.op));
+        return result;
+    }
+    let (mut actual, notes) = match produce(case, profile, adapter, hello, timeout) {
+        Ok(out) => out,
+        Err((status, note)) => {
+            result.status = status;
+            result.notes.push(note);
+            return apply_divergence(result, divergences);
+        }
+    };
+    let golden_path = case.golden_path(profile);
+    let expected: Value = match fs::read_to_string(&golden_path)
+        .ok()
+        .and_then(|t| serde_json::from_str(&t).ok())
+    {
+        Some(v) => v,
+        None => {
+            result.status = Status::Fail;
+            result
+                .notes
+                .push(format!("missing golden {}", golden_path.display()));
+            result.actual = Some(canonical(&actual));
+            return result;
+        }
+    };
+    let mut expected = expected;
+    if !hello.has("diagnostics") {
+        if let Some(ok) = expected
+            .pointer_mut("/response/ok")
+            .and_then(Value::as_object_mut)
+        {
+            ok.remove("diagnostics");
+            ok.remove("migrated");
+        }
+    }
+    if case.file.op == "context" {
+        ignore_extra_keys(&expected, &mut actual, &mut result.notes);
+    }
+    let (expected_text, actual_text) = (canonical(&expected), canonical(&actual));
+    let safety_failed = !notes.iter().all(|n| n.starts_with("error "));
+    result.notes.extend(notes);
+    if expected_text != actual_text {
+        result.status = Status::Fail;
+        result.pointer = first_difference(&expected, &actual, String::new());
+        result.diff = Some(unified_diff(
+            &expected_text,
+            &actual_text,
+            &golden_path.to_string_lossy(),
+        ));
+    }
+    if safety_failed {
+        result.status = Status::Unsafe;
+    }
+    result.actual = Some(actual_text);
+    apply_divergence(result, divergences)
+}
+
+fn apply_divergence(mut result: CaseResult, divergences: &Divergences) -> CaseResult {
+    if let Some(reason) = divergences.get(&result.id) {
+        result.status = match result.status {
+            Status::Pass => Status::UnexpectedPass,
+            Status::Skipped => Status::Skipped,
+            _ => Status::Divergent,
+        };
+        result.notes.push(format!("known divergence: {reason}"));
+    }
+    result
+}
+
+/// Keys the implementation returns in a context beyond the golden's are shown, not compared.
+fn ignore_extra_keys(expected: &Value, actual: &mut Value, notes: &mut Vec<String>) {
+    let Some(expected_ok) = expected.pointer("/response/ok").and_then(Value::as_object) else {
+        return;
+    };
+    let Some(actual_ok) = actual
+        .pointer_mut("/response/ok")
+        .and_then(Value::as_object_mut)
+    else {
+        return;
+    };
+    let extra: Vec<String> = actual_ok
+        .keys()
+        .filter(|k| !expected_ok.contains_key(*k))
+        .cloned()
+        .collect();
+    for key in extra {
+        actual_ok.remove(&key);
+        notes.push(format!(
+            "context key {key:?} is not in the documented shape; not compared"
+        ));
+    }
+}
+
+fn safety(check: &SafetyCheck, case: &Case, dir: &Path) -> Option<String> {
+    match check {
+        SafetyCheck::BytesKept { file } => {
+            let original = case.inputs.get(file)?;
+            let found = walk_files(dir)
+                .iter()
+                .any(|p| fs::read(p).is_ok_and(|b| &b == original));
+            (!found).then(|| format!("unsafe: the bytes of {file} are gone"))
+        }
+        SafetyCheck::LinesKept { file } => {
+            let original = String::from_utf8_lossy(case.inputs.get(file)?).into_owned();
+            let now = fs::read(dir.join(file))
+                .map(|b| String::from_utf8_lossy(&b).into_owned())
+                .unwrap_or_default();
+            let now_lines: Vec<&str> = now.split('\n').map(|l| l.trim_end_matches('\r')).collect();
+            let lost: Vec<&str> = original
+                .split('\n')
+                .map(|l| l.trim_end_matches('\r'))
+                .filter(|l| serde_json::from_str::<Value>(l).is_ok())
+                .filter(|l| !now_lines.contains(l))
+                .collect();
+            let orig_lines: Vec<&str> = original.split('\n').collect();
+            let fused = now_lines
+                .iter()
+                .filter(|l| {
+                    !l.trim().is_empty()
+                        && !orig_lines.contains(l)
+                        && serde_json::from_str::<Value>(l).is_err()
+                })
+                .count();
+            match (lost.len(), fused) {
+                (0, 0) => None,
+                (lost, fused) => Some(format!(
+                    "unsafe: {file} lost {lost} line(s) and has {fused} new unreadable line(s)"
+                )),
+            }
+        }
+        SafetyCheck::SingleHeader => {
+            let doubled: Vec<String> = walk_files(dir)
+                .into_iter()
+                .filter(|p| p.extension().is_some_and(|e| e == "jsonl"))
+                .filter(|p| {
+                    let text = fs::read_to_string(p).unwrap_or_default();
+                    text.lines()
+                        .filter(|l| {
+                            serde_json::from_str::<Value>(l).is_ok_and(|v| v["type"] == "session")
+                        })
+                        .count()
+                        > 1
+                })
+                .map(|p| {
+                    p.strip_prefix(dir)
+                        .unwrap_or(&p)
+                        .to_string_lossy()
+                        .into_owned()
+                })
+                .collect();
+            (!doubled.is_empty())
+                .then(|| format!("unsafe: header written twice in {}", doubled.join(", ")))
+        }
+    }
+}
+
+fn walk_files(dir: &Path) -> Vec<std::path::PathBuf> {
+    let mut out = Vec::new();
+    let mut stack = vec![dir.to_path_buf()];
+    while let Some(d) = stack.pop() {
+        for item in fs::read_dir(&d).into_iter().flatten().flatten() {
+            let p = item.path();
+            if p.is_dir() {
+                stack.push(p);
+            } else {
+                out.push(p);
+            }
+        }
+    }
+    out
+}
+
+/// The JSON Pointer of the first place two values differ.
+pub fn first_difference(expected: &Value, actual: &Value, at: String) -> Option<String> {
+    match (expected, actual) {
+        (Value::Object(a), Value::Object(b)) => {
+            let mut keys: Vec<&String> = a.keys().chain(b.keys()).collect();
+            keys.sort();
+            keys.dedup();
+            keys.into_iter().find_map(|k| match (a.get(k), b.get(k)) {
+                (Some(x), Some(y)) => first_difference(x, y, format!("{at}/{}", escape(k))),
+                _ => Some(format!("{at}/{}", escape(k))),
+            })
+        }
+        (Value::Array(a), Value::Array(b)) => {
+            let found = a
+                .iter()
+                .zip(b)
+                .enumerate()
+                .find_map(|(i, (x, y))| first_difference(x, y, format!("{at}/{i}")));
+            found.or_else(|| (a.len() != b.len()).then(|| format!("{at}/{}", a.len().min(b.len()))))
+        }
+        (x, y) if x == y => None,
+        _ => Some(if at.is_empty() { "/".to_owned() } else { at }),
+    }
+}
+
+fn escape(key: &str) -> String {
+    key.replace('~', "~0").replace('/', "~1")
+}
+
+/// A unified diff of canonical texts.
+pub fn unified_diff(expected: &str, actual: &str, name: &str) -> String {
+    similar::TextDiff::from_lines(expected, actual)
+        .unified_diff()
+        .context_radius(3)
+        .header(&format!("expected ({name})"), "actual")
+        .to_string()
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn pointers_name_the_first_difference() {
+        let a = json!({"a": [1, 2, {"b/c": 3}], "z": 1});
+        let b = json!({"a": [1, 2, {"b/c": 4}], "z": 1});
+        assert_eq!(
+            first_difference(&a, &b, String::new()).as_deref(),
+            Some("/a/2/b~1c")
+        );
+        assert_eq!(first_difference(&a, &a, String::new()), None);
+        assert_eq!(
+            first_difference(&json!([1]), &json!([1, 2]), String::new()).as_deref(),
+            Some("/1")
+        );
+    }
+
+    #[test]
+    fn divergence_lists_need_reasons() {
+        let dir = tempfile::tempdir().unwrap();
+        let path = dir.path().join("d");
+        fs::write(&path, "# comment\n0001 hangs on cycles\n").unwrap();
+        assert_eq!(
+            read_divergences(&path)
+                .unwrap()
+                .get("0001")
+                .map(String::as_str),
+            Some("hangs on cycles")
+        );
+        fs::write(&path, "0002\n").unwrap();
+        assert!(read_divergences(&path).unwrap_err().contains("line 1"));
+    }
+}
