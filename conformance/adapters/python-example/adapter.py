@@ -34,20 +34,13 @@ UNDEFINED = object()
 JS_WHITESPACE = ("\t\n\v\f\r \u00a0\u1680\u2000\u2001\u2002\u2003\u2004\u2005"
                  "\u2006\u2007\u2008\u2009\u200a\u2028\u2029\u202f\u205f\u3000\ufeff")
 
-
 def js_truthy(value):
     """JavaScript truthiness of a JSON value ([] and {} are truthy there)."""
-    if value is None or value is False or value is UNDEFINED:
-        return False
     if isinstance(value, (int, float)) and not isinstance(value, bool):
-        return value != 0 and not math.isnan(value)
-    if isinstance(value, str):
-        return value != ""
-    return True
-
+        return value != 0  # JSON has no NaN
+    return value not in (None, False, "", UNDEFINED)
 
 JS_DECIMAL = re.compile(r"[+-]?(\d+\.?\d*|\.\d+)([eE][+-]?\d+)?|[+-]?Infinity")
-
 
 def js_version(header):
     """`Number(header.version ?? 1)`; NaN (which compares false) when it is no number."""
@@ -61,12 +54,10 @@ def js_version(header):
         return 0.0 if text == "" else float(text) if JS_DECIMAL.fullmatch(text) else math.nan
     return math.nan  # arrays and objects (as the reference reads them)
 
-
 ISO_TIME = re.compile(
     r"(\d{4})-(\d\d)-(\d\d)"                        # date (alone it means UTC midnight)
     r"(?:T(\d\d):(\d\d)(?::(\d\d)(?:\.(\d+))?)?"    # time, optional seconds and fraction
     r"(Z|[+-]\d\d:\d\d)?)?")                        # zone (none: read as UTC here)
-
 
 def js_time_ms(value):
     """`new Date(value).getTime()` for the ISO forms: epoch ms, or None for NaN."""
@@ -88,10 +79,8 @@ def js_time_ms(value):
         when -= offset if zone[0] == "+" else -offset
     return (when - datetime(1970, 1, 1, tzinfo=timezone.utc)) // timedelta(milliseconds=1)
 
-
 def reject_constant(name):
     raise ValueError(f"{name} is not JSON")  # Python accepts NaN/Infinity; JSON.parse does not
-
 
 def to_json(value, **kwargs):
     """JSON.stringify: compact; allow_nan=False raises instead of writing invalid JSON."""
@@ -103,14 +92,12 @@ def to_json(value, **kwargs):
 def is_header(value):
     return isinstance(value, dict) and value.get("type") == "session" and isinstance(value.get("id"), str)
 
-
 def parse_session(text):
     """pi-mono's parseSessionEntries + loadEntriesFromFile's header check.
 
-    Returns (header, entries, ordinals, skipped): `ordinals[i]` is entry i's
-    position among all parsed JSON values (header = 0), which v1
-    `firstKeptEntryIndex` counts; `skipped` says a non-blank line was dropped.
-    """
+    Returns (header, entries, ordinals, skipped). ordinals[i] is entry i's position among
+    all parsed values, header = 0 (what v1 firstKeptEntryIndex counts); skipped: a
+    non-blank line was dropped."""
     values, skipped = [], False
     for line in text.strip(JS_WHITESPACE).split("\n"):  # trim (drops a BOM), split on \n only
         if line.strip(JS_WHITESPACE) == "":
@@ -121,44 +108,30 @@ def parse_session(text):
             skipped = True  # torn write, garbage, two objects on one line
     if not values or not is_header(values[0]):
         return None, [], [], skipped  # not a session (pi-mono: no entries)
-    entries, ordinals = [], []
-    for ordinal, value in enumerate(values[1:], start=1):
-        if isinstance(value, dict):
-            entries.append(value)
-            ordinals.append(ordinal)
-        else:
-            skipped = True  # pi-mono keeps scalars and crashes on `null`; we skip them
-    return values[0], entries, ordinals, skipped
-
-
-def new_entry_id(taken):
-    """8 lowercase hex digits not yet used in this session."""
-    while True:
-        candidate = uuid.uuid4().hex[:8]
-        if candidate not in taken:
-            taken.add(candidate)
-            return candidate
-
+    # Values that are not objects are skipped (pi-mono keeps them, then crashes on `null`).
+    ordinals = [i for i, value in enumerate(values) if i > 0 and isinstance(value, dict)]
+    skipped = skipped or len(ordinals) < len(values) - 1
+    return values[0], [values[i] for i in ordinals], ordinals, skipped
 
 def migrate_v1_to_v2(entries, ordinals):
     """New ids, a linear parent chain, firstKeptEntryIndex -> firstKeptEntryId."""
-    taken = set()
-    new_ids = [new_entry_id(taken) for _ in entries]  # all ids first (see below)
+    new_ids = set()
+    while len(new_ids) < len(entries):  # 8 lowercase hex digits, unique in the session
+        new_ids.add(uuid.uuid4().hex[:8])
+    new_ids = list(new_ids)  # every id is made first (see firstKeptEntryIndex below)
     by_ordinal = {ordinal: i for i, ordinal in enumerate(ordinals)}
     for i, entry in enumerate(entries):
         entry["id"] = new_ids[i]  # an existing id is overwritten, as pi-mono does
         entry["parentId"] = new_ids[i - 1] if i > 0 else None
         index = entry.get("firstKeptEntryIndex")
         if entry.get("type") == "compaction" and isinstance(index, (int, float)) and not isinstance(index, bool):
-            # Index 0 is the header, so it names no entry. pi-mono assigns ids
-            # while it walks and loses an index pointing *forward*; we assigned
-            # every id first, so a forward index resolves (as the reference does).
+            # Index 0 is the header, so it names no entry. pi-mono loses an index pointing
+            # forward (no id yet); ours were all made first, so it resolves (as the reference).
             whole = math.isfinite(index) and index == int(index)
             target = by_ordinal.get(int(index)) if whole else None
             if target is not None:
                 entry["firstKeptEntryId"] = new_ids[target]
             del entry["firstKeptEntryIndex"]
-
 
 def migrate_v2_to_v3(entries):
     """message.role "hookMessage" becomes "custom"; nothing else changes."""
@@ -166,7 +139,6 @@ def migrate_v2_to_v3(entries):
         message = entry.get("message")
         if entry.get("type") == "message" and isinstance(message, dict) and message.get("role") == "hookMessage":
             message["role"] = "custom"
-
 
 def migrate(header, entries, ordinals):
     """Runs the steps `header.version` needs; returns whether any ran."""
@@ -179,7 +151,6 @@ def migrate(header, entries, ordinals):
         return True
     return False
 
-
 def write_atomically(path, data):
     """Temp file in the same directory, fsync, rename over the target."""
     fd, temp = tempfile.mkstemp(dir=os.path.dirname(os.path.abspath(path)), prefix=".tmp-")
@@ -189,20 +160,13 @@ def write_atomically(path, data):
             f.flush()
             os.fsync(f.fileno())
         os.replace(temp, path)
-    except BaseException:
-        if os.path.exists(temp):
+    finally:
+        if os.path.exists(temp):  # only when something failed
             os.unlink(temp)
-        raise
-
-
-def file_timestamp(now):
-    """2026-11-25T21-12-20-603Z: an ISO time with ':' and '.' replaced by '-'."""
-    return now.strftime("%Y-%m-%dT%H-%M-%S-") + f"{now.microsecond // 1000:03d}Z"
-
 
 def iso_now():
+    """2026-11-25T21:12:20.603Z"""
     return datetime.now(timezone.utc).isoformat(timespec="milliseconds").replace("+00:00", "Z")
-
 
 def load_session(path, case_dir):
     """SessionManager.open(path): returns (header, entries)."""
@@ -210,28 +174,24 @@ def load_session(path, case_dir):
         with open(path, "rb") as f:
             data = f.read()
     except FileNotFoundError:
-        # A new session that exists only in memory (nothing is written until
-        # an assistant message arrives, which this example never appends).
+        # A new session, in memory only (pi writes nothing before the first assistant message).
         header = {"type": "session", "version": 3, "id": str(uuid.uuid4()),
                   "timestamp": iso_now(), "cwd": case_dir}
         return header, []
     text = data.decode("utf-8", errors="replace")  # invalid bytes become U+FFFD, as in Node
     header, entries, ordinals, skipped = parse_session(text)
     if header is None:
-        # No readable header. pi-mono truncates the file to a fresh header
-        # (data loss); this example reports no session and leaves the file alone.
+        # Not a session. pi-mono truncates the file to a fresh header (data loss); we leave it.
         return None, []
     if migrate(header, entries, ordinals):
         if skipped or text.encode("utf-8") != data:  # dropped lines or invalid UTF-8
-            # The rewrite drops unreadable lines; keep the original bytes beside
-            # it first (pi-mono does not; the reference does).
-            stamp = file_timestamp(datetime.now(timezone.utc))
+            # The rewrite loses those: keep the original bytes beside it (as the reference).
+            stamp = iso_now().replace(":", "-").replace(".", "-")  # as in session file names
             write_atomically(f"{path}.pre-migration-{stamp}", data)
         lines = [to_json(value, ensure_ascii=False) + "\n" for value in [header, *entries]]
         # "backslashreplace" writes a lone surrogate as \udXXX, as JSON.stringify does.
         write_atomically(path, "".join(lines).encode("utf-8", errors="backslashreplace"))
     return header, entries
-
 
 def session_leaf(entries):
     """The leaf after load: the last entry (in file order) that has an id."""
@@ -246,36 +206,29 @@ def parent_of(entry):
     parent = entry.get("parentId")
     return parent if isinstance(parent, str) and parent != "" else None
 
-
 def index_by_id(entries):
     """id -> position in `entries`; a later duplicate wins (Map.set)."""
     return {e["id"]: i for i, e in enumerate(entries) if isinstance(e.get("id"), str)}
 
-
 def path_to_root(entries, by_id, start):
     """Root -> start, following parentId; stops at a missing or repeated parent."""
-    path, seen, current = [start], {start}, start
-    while True:
-        parent = by_id.get(parent_of(entries[current]))
-        if parent is None or parent in seen:  # pi-mono loops forever on a cycle
-            break
+    path, seen = [start], {start}
+    parent = by_id.get(parent_of(entries[start]))
+    while parent is not None and parent not in seen:  # pi-mono loops forever on a cycle
         path.append(parent)
         seen.add(parent)
-        current = parent
+        parent = by_id.get(parent_of(entries[parent]))
     return [entries[i] for i in reversed(path)]
-
 
 def js_object(**fields):
     """An object literal whose undefined fields JSON.stringify would omit."""
     return {key: value for key, value in fields.items() if value is not UNDEFINED}
 
-
 def to_message(entry):
     """One path entry as a context message, or None (pi-mono §5.5)."""
     kind = entry.get("type")
     if kind == "message":
-        message = entry.get("message")
-        return message  # verbatim; a missing message (pi-mono: TypeError) is skipped
+        return entry.get("message")  # verbatim; a missing one (pi-mono: TypeError) is skipped
     if kind == "custom_message":
         return js_object(role="custom", customType=entry.get("customType", UNDEFINED),
                          content=entry.get("content", UNDEFINED), display=entry.get("display", UNDEFINED),
@@ -284,12 +237,6 @@ def to_message(entry):
         return js_object(role="branchSummary", summary=entry["summary"],
                          fromId=entry.get("fromId", UNDEFINED), timestamp=js_time_ms(entry.get("timestamp")))
     return None  # settings, labels, custom, session_info, unknown types, other compactions
-
-
-def compaction_summary(entry):
-    return js_object(role="compactionSummary", summary=entry.get("summary", UNDEFINED),
-                     tokensBefore=entry.get("tokensBefore", UNDEFINED), timestamp=js_time_ms(entry.get("timestamp")))
-
 
 def build_context(entries, leaf_id):
     """leaf_id: None -> the empty context; a known id -> that entry; anything else -> the last entry."""
@@ -317,7 +264,9 @@ def build_context(entries, leaf_id):
         c = compactions[-1]
         kept_id = path[c].get("firstKeptEntryId")
         first = next((i for i in range(c) if isinstance(kept_id, str) and path[i].get("id") == kept_id), c)
-        messages = [compaction_summary(path[c])]
+        messages = [js_object(role="compactionSummary", summary=path[c].get("summary", UNDEFINED),
+                              tokensBefore=path[c].get("tokensBefore", UNDEFINED),
+                              timestamp=js_time_ms(path[c].get("timestamp")))]
         stretch = path[first:c] + path[c + 1:]
     else:
         messages, stretch = [], path
@@ -340,7 +289,6 @@ def current_labels(entries):
             labels.pop(target, None)
     return labels
 
-
 def cut_cycles(parent):
     """Where a parent chain returns to itself, the node that closes it becomes a root."""
     state = [None] * len(parent)  # None: unvisited, then "walking", then "done"
@@ -355,7 +303,6 @@ def cut_cycles(parent):
             node = parent[node]
         for n in walked:
             state[n] = "done"
-
 
 def build_tree(entries):
     by_id = index_by_id(entries)
@@ -372,12 +319,9 @@ def build_tree(entries):
     for n, p in enumerate(parent):
         (roots if p is None else children[p]).append(n)
 
-    def by_time(n):  # stable sort; an unparseable timestamp sorts first
-        ms = js_time_ms(nodes[n].get("timestamp"))
-        return -math.inf if ms is None else ms
-
-    for child_list in children:
-        child_list.sort(key=by_time)
+    times = [js_time_ms(node.get("timestamp")) for node in nodes]
+    for child_list in children:  # stable sort; an unparseable timestamp sorts first
+        child_list.sort(key=lambda n: -math.inf if times[n] is None else times[n])
 
     labels, out, stack = current_labels(entries), [], list(reversed(roots))
     while stack:  # pre-order without recursion: a stack, children pushed reversed
@@ -391,49 +335,34 @@ def build_tree(entries):
 
 # ---- Operations and the protocol loop ----------------------------------------
 
-def op_load(case_dir, args):
+def run_operation(op, case_dir, args):
     header, entries = load_session(args["file"], case_dir)
-    return {"header": header, "entries": entries, "leafId": session_leaf(entries)}
-
-
-def op_context(case_dir, args):
-    _, entries = load_session(args["file"], case_dir)
-    leaf_id = args["leafId"] if "leafId" in args else session_leaf(entries)
-    return build_context(entries, leaf_id)
-
-
-def op_tree(case_dir, args):
-    _, entries = load_session(args["file"], case_dir)
+    if op == "load":
+        return {"header": header, "entries": entries, "leafId": session_leaf(entries)}
+    if op == "context":  # leafId absent: the session's leaf; present (null too): as given
+        return build_context(entries, args["leafId"] if "leafId" in args else session_leaf(entries))
     return build_tree(entries)
-
-
-OPERATIONS = {"load": op_load, "context": op_context, "tree": op_tree}
-
 
 def handle(request):
     """One request -> one response line. Never raises."""
-    case = request.get("case")
-    operation = OPERATIONS.get(request.get("op"))
+    case, op = request.get("case"), request.get("op")
     try:
-        if operation is None:
+        if op not in HELLO["operations"]:
             return to_json({"type": "response", "case": case, "unsupported": True})
         case_dir = request["dir"]
-        # The case directory is the working directory (so args.file resolves
-        # there). An implementation that reads the home directory would also
-        # set HOME to case_dir/home; new sessions go to case_dir/sessions.
+        # The case directory is the working directory, so args.file resolves there. (An
+        # implementation that reads ~ would set HOME to case_dir/home here.)
         os.chdir(case_dir)
-        ok = operation(case_dir, request.get("args") or {})
+        ok = run_operation(op, case_dir, request.get("args") or {})
         return to_json({"type": "response", "case": case, "ok": ok})
     except Exception as err:  # noqa: BLE001 - every failure becomes a response
         print(f"python-example: case {case}: {type(err).__name__}: {err}", file=sys.stderr)
         error = {"kind": "exception", "message": f"{type(err).__name__}: {err}"}
         return to_json({"type": "response", "case": case, "error": error})
 
-
 def send(line):
     sys.stdout.buffer.write(line.encode("utf-8") + b"\n")
     sys.stdout.buffer.flush()
-
 
 def respond_to(line):
     """Answers one protocol line; returns False on bye."""
@@ -454,10 +383,9 @@ def respond_to(line):
         print(f"python-example: ignoring message type {message.get('type')!r}", file=sys.stderr)
     return True
 
-
 def main(argv):
     if "--one-shot" in argv:  # one request, stdin closed, one response, exit
-        lines = [l for l in sys.stdin.buffer.read().decode("utf-8", "replace").split("\n") if l.strip()]
+        lines = [t for t in sys.stdin.buffer.read().decode("utf-8", "replace").split("\n") if t.strip()]
         respond_to(lines[0] if lines else "")
         return 0
     for raw in sys.stdin.buffer:  # persistent: hello, requests ..., bye
@@ -465,7 +393,6 @@ def main(argv):
         if line and not respond_to(line):
             break
     return 0
-
 
 if __name__ == "__main__":
     sys.exit(main(sys.argv[1:]))
