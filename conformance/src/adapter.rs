@@ -19,7 +19,7 @@ use crate::protocol::{Hello, Request, Response, RunnerHello, PROTOCOL_VERSION};
 pub const MAX_RESPONSE_BYTES: u64 = 100 * 1024 * 1024;
 
 /// How long an adapter may take to start and say hello.
-pub const HELLO_TIMEOUT: Duration = Duration::from_secs(60);
+pub const HELLO_TIMEOUT: Duration = Duration::from_mins(1);
 
 /// Environment variables that name a terminal; cleared so implementations write no breadcrumbs.
 const TERMINAL_VARS: [&str; 8] = [

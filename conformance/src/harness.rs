@@ -208,14 +208,8 @@ pub fn bless(corpus: &Path, filter: Option<&str>, out: &mut dyn Write) -> Result
             let profile: Profile = name.parse()?;
             let mut adapter = ReferenceAdapter::new(profile);
             let hello = crate::execute::hello(profile);
-            let (value, _) = produce(
-                case,
-                profile,
-                &mut adapter,
-                &hello,
-                Duration::from_secs(600),
-            )
-            .map_err(|(s, m)| format!("{}: {}: {m}", case.full_name(), s.name()))?;
+            let (value, _) = produce(case, profile, &mut adapter, &hello, Duration::from_mins(10))
+                .map_err(|(s, m)| format!("{}: {}: {m}", case.full_name(), s.name()))?;
             outputs.push((profile, canonical(&value)));
         }
         let shared = outputs.windows(2).all(|w| w[0].1 == w[1].1);

@@ -74,7 +74,10 @@ pub fn snapshot(dir: &Path) -> Value {
 
 /// A `.jsonl` file as its lines, anything else as size and hash.
 pub fn describe_file(name: &str, bytes: &[u8]) -> Value {
-    if !name.ends_with(".jsonl") {
+    if !Path::new(name)
+        .extension()
+        .is_some_and(|e| e.eq_ignore_ascii_case("jsonl"))
+    {
         return json!({"bytes": bytes.len(), "sha256": hex(&Sha256::digest(bytes))});
     }
     let text = String::from_utf8_lossy(bytes);
@@ -107,6 +110,9 @@ pub struct Normalizer {
 
 impl Normalizer {
     /// A normaliser for one case: `inputs` are the texts whose tokens are known (input files, request args).
+    ///
+    /// # Panics
+    /// Never: the patterns are fixed and valid.
     pub fn new<'a>(dir: &str, inputs: impl IntoIterator<Item = &'a str>) -> Normalizer {
         let patterns = vec![
             ("session", Regex::new(r"\b[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}\b|\b[0-9a-f]{16}\b").expect("valid regex")),

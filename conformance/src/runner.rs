@@ -223,19 +223,16 @@ pub fn run_case(
         }
     };
     let golden_path = case.golden_path(profile);
-    let expected: Value = match fs::read_to_string(&golden_path)
+    let Some(expected) = fs::read_to_string(&golden_path)
         .ok()
-        .and_then(|t| serde_json::from_str(&t).ok())
-    {
-        Some(v) => v,
-        None => {
-            result.status = Status::Fail;
-            result
-                .notes
-                .push(format!("missing golden {}", golden_path.display()));
-            result.actual = Some(canonical(&actual));
-            return result;
-        }
+        .and_then(|t| serde_json::from_str::<Value>(&t).ok())
+    else {
+        result.status = Status::Fail;
+        result
+            .notes
+            .push(format!("missing golden {}", golden_path.display()));
+        result.actual = Some(canonical(&actual));
+        return result;
     };
     let mut expected = expected;
     if !hello.has("diagnostics") {

@@ -30,13 +30,22 @@ impl std::fmt::Display for Mismatch {
 impl std::error::Error for Mismatch {}
 
 fn check_case(path: &Path) -> datatest_stable::Result<()> {
-    let dir = path.parent().ok_or_else(|| Mismatch("case.json has no directory".into()))?;
+    let dir = path
+        .parent()
+        .ok_or_else(|| Mismatch("case.json has no directory".into()))?;
     let case = corpus::load_case(dir)?;
     let mut failures = Vec::new();
     for profile in Profile::ALL.into_iter().filter(|p| case.applies_to(*p)) {
         let mut adapter = ReferenceAdapter::new(profile);
         let hello = execute::hello(profile);
-        let result = run_case(&case, profile, &mut adapter, &hello, Duration::from_secs(600), &Divergences::new());
+        let result = run_case(
+            &case,
+            profile,
+            &mut adapter,
+            &hello,
+            Duration::from_mins(10),
+            &Divergences::new(),
+        );
         if result.status != Status::Pass {
             failures.push(format!(
                 "{} {} ({profile}): {} at {}\n{}\n{}",
@@ -53,7 +62,10 @@ fn check_case(path: &Path) -> datatest_stable::Result<()> {
         Ok(())
     } else {
         let rerun = format!("to accept the reference's output: cargo run -p session-conformance -- bless --filter '{}'", case.full_name());
-        Err(Box::new(Mismatch(format!("{}\n{rerun}", failures.join("\n")))))
+        Err(Box::new(Mismatch(format!(
+            "{}\n{rerun}",
+            failures.join("\n")
+        ))))
     }
 }
 

@@ -191,7 +191,7 @@ fn pi_settings(
     for (obj, &i) in objects.iter().zip(path) {
         match &tree.entries()[i].kind {
             EntryKind::ThinkingLevelChange => {
-                thinking_level = obj.get("thinkingLevel").map(ToOwned::to_owned)
+                thinking_level = obj.get("thinkingLevel").map(ToOwned::to_owned);
             }
             EntryKind::ModelChange => {
                 model = Some(object(&[
