@@ -184,7 +184,7 @@ fn dispatch(command: Command) -> Result<ExitCode, String> {
             for p in &problems {
                 println!("{p}");
             }
-            let count = corpus::load(&corpus).map(|c| c.len()).unwrap_or(0);
+            let count = corpus::load(&corpus).map_or(0, |c| c.len());
             println!("{count} cases, {} problem(s)", problems.len());
             Ok(if problems.is_empty() {
                 ExitCode::SUCCESS
@@ -335,6 +335,7 @@ fn write_stdout(text: &str) -> Result<ExitCode, String> {
     Ok(ExitCode::SUCCESS)
 }
 
+#[allow(clippy::needless_pass_by_value)] // used as `or_else(ignore_broken_pipe)`
 fn ignore_broken_pipe(e: io::Error) -> Result<(), String> {
     if e.kind() == io::ErrorKind::BrokenPipe {
         std::process::exit(0);
@@ -363,9 +364,9 @@ fn corpus_hash(root: &Path) -> String {
             hasher.update(bytes);
         }
     }
-    hasher
-        .finalize()
-        .iter()
-        .map(|b| format!("{b:02x}"))
-        .collect()
+    hasher.finalize().iter().fold(String::new(), |mut s, b| {
+        use std::fmt::Write as _;
+        let _ = write!(s, "{b:02x}");
+        s
+    })
 }
