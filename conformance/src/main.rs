@@ -102,8 +102,12 @@ enum CorpusCommand {
 #[derive(clap::Args)]
 struct RunArgs {
     /// `reference` (built in, the default) or an adapter command and its arguments (no shell).
+    /// Arguments that start with `-` go after `--`: `--adapter bin -- serve --profile pi`.
     #[arg(long, num_args = 1.., value_name = "CMD")]
     adapter: Vec<String>,
+    /// More adapter arguments (after `--`), appended to `--adapter`.
+    #[arg(last = true, value_name = "ADAPTER-ARGS")]
+    adapter_args: Vec<String>,
     /// Profile(s) to run; default: both for the reference, required for an adapter.
     #[arg(long, value_parser = parse_profile)]
     profile: Vec<Profile>,
@@ -253,7 +257,13 @@ fn run(args: &RunArgs) -> Result<ExitCode, String> {
         let run = if reference {
             harness.run_reference()?
         } else {
-            harness.run_process(&args.adapter, args.one_shot)?
+            let argv: Vec<String> = args
+                .adapter
+                .iter()
+                .chain(&args.adapter_args)
+                .cloned()
+                .collect();
+            harness.run_process(&argv, args.one_shot)?
         };
         runs.push(run);
     }

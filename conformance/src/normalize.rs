@@ -115,10 +115,19 @@ impl Normalizer {
     /// Never: the patterns are fixed and valid.
     pub fn new<'a>(dir: &str, inputs: impl IntoIterator<Item = &'a str>) -> Normalizer {
         let patterns = vec![
-            ("session", Regex::new(r"\b[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}\b|\b[0-9a-f]{16}\b").expect("valid regex")),
-            ("ftime", Regex::new(r"\b\d{4}-\d{2}-\d{2}T\d{2}-\d{2}-\d{2}-\d{3}Z").expect("valid regex")),
-            ("time", Regex::new(r"\b\d{4}-\d{2}-\d{2}T\d{2}:\d{2}:\d{2}(?:\.\d+)?Z").expect("valid regex")),
-            ("id", Regex::new(r"\b[0-9a-f]{8}\b").expect("valid regex")),
+            (
+                "hex",
+                Regex::new(r"[0-9a-f]{8}(?:-[0-9a-f]{4}){3}-[0-9a-f]{12}|[0-9a-f]{8,}")
+                    .expect("valid regex"),
+            ),
+            (
+                "ftime",
+                Regex::new(r"\d{4}-\d{2}-\d{2}T\d{2}-\d{2}-\d{2}-\d{3}Z").expect("valid regex"),
+            ),
+            (
+                "time",
+                Regex::new(r"\d{4}-\d{2}-\d{2}T\d{2}:\d{2}:\d{2}(?:\.\d+)?Z").expect("valid regex"),
+            ),
         ];
         let mut known = HashSet::new();
         for text in inputs {
@@ -172,26 +181,61 @@ impl Normalizer {
             s.replace(&self.dir, "<dir>")
         };
         for p in 0..self.patterns.len() {
-            let (kind, re) = (self.patterns[p].0, self.patterns[p].1.clone());
-            out = re
-                .replace_all(&out, |caps: &regex::Captures<'_>| {
-                    let token = &caps[0];
-                    if self.known.contains(token) {
-                        return token.to_owned();
-                    }
-                    if let Some(name) = self.names.get(token) {
-                        return name.clone();
-                    }
-                    let n = self.counters.entry(kind).or_insert(0);
-                    *n += 1;
-                    let name = format!("<{kind}:{n}>");
-                    self.names.insert(token.to_owned(), name.clone());
-                    name
-                })
-                .into_owned();
+            let (pattern, re) = (self.patterns[p].0, self.patterns[p].1.clone());
+            let mut result = String::with_capacity(out.len());
+            let mut last = 0;
+            for m in re.find_iter(&out) {
+                let token = m.as_str();
+                let Some(kind) =
+                    classify(pattern, token).filter(|_| standalone(&out, m.start(), m.end()))
+                else {
+                    continue;
+                };
+                if self.known.contains(token) {
+                    continue;
+                }
+                result.push_str(&out[last..m.start()]);
+                result.push_str(&self.name(kind, token));
+                last = m.end();
+            }
+            result.push_str(&out[last..]);
+            out = result;
         }
         out
     }
+
+    fn name(&mut self, kind: &'static str, token: &str) -> String {
+        // Whether two created times are equal depends on the clock, not on the implementation.
+        if kind == "time" || kind == "ftime" {
+            return format!("<{kind}>");
+        }
+        if let Some(name) = self.names.get(token) {
+            return name.clone();
+        }
+        let n = self.counters.entry(kind).or_insert(0);
+        *n += 1;
+        let name = format!("<{kind}:{n}>");
+        self.names.insert(token.to_owned(), name.clone());
+        name
+    }
+}
+
+/// What a pattern match names: `id` (8 hex), `session` (a UUID or 16 hex), a time; `None` for other hex runs.
+fn classify(pattern: &'static str, token: &str) -> Option<&'static str> {
+    match pattern {
+        "hex" if token.len() == 36 => Some("session"),
+        "hex" if token.len() == 16 => Some("session"),
+        "hex" if token.len() == 8 => Some("id"),
+        "hex" => None,
+        other => Some(other),
+    }
+}
+
+/// Whether the match at `start..end` of `text` is not part of a longer word (letters and digits).
+fn standalone(text: &str, start: usize, end: usize) -> bool {
+    let before = text[..start].chars().next_back();
+    let after = text[end..].chars().next();
+    !before.is_some_and(char::is_alphanumeric) && !after.is_some_and(char::is_alphanumeric)
 }
 
 fn hex(bytes: &[u8]) -> String {
@@ -217,8 +261,8 @@ mod tests {
         assert_eq!(
             out,
             json!({
-                "a": "<dir>/sessions/<ftime:1>_<session:1>.jsonl",
-                "b": ["<id:1>", "a1b2c3d4", "<id:1>", "<time:1>"],
+                "a": "<dir>/sessions/<ftime>_<session:1>.jsonl",
+                "b": ["<id:1>", "a1b2c3d4", "<id:1>", "<time>"],
                 "c": "2025-01-01T00:00:00.000Z",
             })
         );

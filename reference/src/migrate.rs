@@ -8,7 +8,7 @@
 //! points *forward* (at a later entry) is resolved, because ids are assigned to
 //! every entry before indices are mapped. The real code loses that reference.
 
-use std::collections::HashSet;
+use std::collections::{HashMap, HashSet};
 
 use crate::ids::{new_entry_id, IdSource};
 use crate::model::{Entry, EntryKind, SessionHeader, CURRENT_VERSION};
@@ -48,27 +48,24 @@ pub fn migrate(
 /// (existing ids and parents are replaced, as in the real code), then maps numeric
 /// `firstKeptEntryIndex` (0 = the header) to `firstKeptEntryId` and drops the index.
 pub fn v1_to_v2(entries: &mut [Entry], ids: &mut dyn IdSource) {
-    let mut taken = HashSet::with_capacity(entries.len());
-    let new_ids: Vec<String> = entries
-        .iter()
-        .map(|_| {
-            let id = new_entry_id(ids, |candidate| taken.contains(candidate));
-            taken.insert(id.clone());
-            id
-        })
+    // A second header line is not an entry: it gets no id and is not in the chain.
+    let chain: Vec<usize> = (0..entries.len())
+        .filter(|&i| entries[i].kind != EntryKind::ExtraHeader)
         .collect();
-    let by_ordinal: std::collections::HashMap<usize, usize> = entries
+    let mut taken = HashSet::with_capacity(chain.len());
+    let mut new_ids: Vec<Option<String>> = vec![None; entries.len()];
+    for &i in &chain {
+        let id = new_entry_id(ids, |candidate| taken.contains(candidate));
+        taken.insert(id.clone());
+        new_ids[i] = Some(id);
+    }
+    let by_ordinal: HashMap<usize, usize> = entries
         .iter()
         .enumerate()
         .map(|(i, e)| (e.ordinal, i))
         .collect();
-
-    for i in 0..entries.len() {
-        let parent = if i == 0 {
-            None
-        } else {
-            Some(new_ids[i - 1].clone())
-        };
+    let mut parent: Option<String> = None;
+    for &i in &chain {
         let entry = &entries[i];
         let mut obj = entry.object();
         obj.set("id", to_raw(&new_ids[i]));
@@ -78,9 +75,11 @@ pub fn v1_to_v2(entries: &mut [Entry], ids: &mut dyn IdSource) {
                 .get("firstKeptEntryIndex")
                 .and_then(|v| v.get().parse::<f64>().ok())
             {
-                let target = whole_index(index).and_then(|k| by_ordinal.get(&k));
-                if let Some(&t) = target {
-                    obj.set("firstKeptEntryId", to_raw(&new_ids[t]));
+                if let Some(kept) = whole_index(index)
+                    .and_then(|k| by_ordinal.get(&k))
+                    .and_then(|&t| new_ids[t].as_ref())
+                {
+                    obj.set("firstKeptEntryId", to_raw(kept));
                 }
                 obj.remove("firstKeptEntryIndex");
             }
@@ -88,6 +87,7 @@ pub fn v1_to_v2(entries: &mut [Entry], ids: &mut dyn IdSource) {
         let ordinal = entry.ordinal;
         let raw = obj.to_raw();
         entries[i] = rebuild(raw, ordinal);
+        parent.clone_from(&new_ids[i]);
     }
 }
 

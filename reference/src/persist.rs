@@ -57,7 +57,7 @@ pub fn prepare(value: &mut Value, blobs: &mut Vec<PendingBlob>) -> bool {
 
 fn prepare_object(map: &mut Map<String, Value>, blobs: &mut Vec<PendingBlob>) -> bool {
     let mut changed = map.remove("partialJson").is_some() | map.remove("jsonlEvents").is_some();
-    for (key, value) in map.iter_mut() {
+    for (key, value) in &mut *map {
         changed |= prepare(value, blobs);
         if key == "content" {
             if let Value::Array(items) = value {

@@ -721,31 +721,31 @@ impl SessionManager {
         let tree = &self.tree;
         let id = new_entry_id(self.ids.as_mut(), |c| tree.contains(c));
         let timestamp = timestamp.unwrap_or_else(|| iso_timestamp(self.clock.now_ms()));
-        let mut obj = RawObject::default();
-        obj.set("type", to_raw(type_name));
         let head = [
-            ("id", to_raw(&id)),
-            ("parentId", to_raw(&self.tree.leaf())),
-            ("timestamp", to_raw(&timestamp)),
+            ("id", Value::from(id)),
+            (
+                "parentId",
+                self.tree.leaf().map_or(Value::Null, Value::from),
+            ),
+            ("timestamp", Value::from(timestamp)),
         ];
-        if !payload_first {
-            for (k, v) in &head {
-                obj.set(k, v.clone());
-            }
-        }
-        for (key, value) in payload {
-            let Some(mut value) = value else { continue };
-            if self.profile == Profile::Omp {
-                prepare(&mut value, &mut self.pending_blobs);
-            }
-            obj.set(key, to_raw(&value));
-        }
+        let mut fields: Vec<(&str, Value)> = payload
+            .into_iter()
+            .filter_map(|(k, v)| v.map(|v| (k, v)))
+            .collect();
         if payload_first {
-            for (k, v) in &head {
-                obj.set(k, v.clone());
-            }
+            fields.extend(head);
+        } else {
+            fields.splice(0..0, head);
         }
-        let text = obj.to_json();
+        let mut object = serde_json::Map::with_capacity(fields.len() + 1);
+        object.insert("type".to_owned(), Value::from(type_name));
+        object.extend(fields.into_iter().map(|(k, v)| (k.to_owned(), v)));
+        let mut value = Value::Object(object);
+        if self.profile == Profile::Omp {
+            prepare(&mut value, &mut self.pending_blobs);
+        }
+        let text = serde_json::to_string(&value).unwrap_or_default();
         let parsed = RawObject::parse(&text).unwrap_or_default();
         let ordinal = self.tree.entries().len() + 1;
         Entry::from_object(&parsed, raw::raw(text.clone()), ordinal)

@@ -71,7 +71,12 @@ impl Tree {
         for entry in entries {
             tree.push(entry);
         }
-        tree.leaf = tree.entries.iter().rev().find_map(|e| e.id.clone());
+        tree.leaf = tree
+            .entries
+            .iter()
+            .rev()
+            .filter(|e| e.kind != EntryKind::ExtraHeader)
+            .find_map(|e| e.id.clone());
         tree
     }
 
@@ -97,7 +102,7 @@ impl Tree {
                 }
             }
         }
-        if let Some(id) = &entry.id {
+        if let (Some(id), false) = (&entry.id, entry.kind == EntryKind::ExtraHeader) {
             self.by_id.insert(id.clone(), self.entries.len());
             self.leaf = Some(id.clone());
         }
@@ -263,6 +268,7 @@ impl Tree {
         let mut seen = HashSet::new();
         self.entries
             .iter()
+            .filter(|e| e.kind != EntryKind::ExtraHeader)
             .filter_map(|e| e.id.as_deref())
             .filter(|id| seen.insert(*id))
             .map(|id| self.by_id[id])

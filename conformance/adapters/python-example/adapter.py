@@ -82,6 +82,8 @@ def js_time_ms(value):
 def reject_constant(name):
     raise ValueError(f"{name} is not JSON")  # Python accepts NaN/Infinity; JSON.parse does not
 
+JSON_PARSE = json.JSONDecoder(parse_constant=reject_constant).decode  # one decoder, reused
+
 def to_json(value, **kwargs):
     """JSON.stringify: compact; allow_nan=False raises instead of writing invalid JSON."""
     return json.dumps(value, separators=(",", ":"), allow_nan=False, **kwargs)
@@ -103,7 +105,7 @@ def parse_session(text):
         if line.strip(JS_WHITESPACE) == "":
             continue  # blank, whitespace-only, or "\r" of a CRLF blank line
         try:  # exactly one JSON value; "\r" at the end is JSON whitespace
-            values.append(json.loads(line, parse_constant=reject_constant))
+            values.append(JSON_PARSE(line))
         except (ValueError, RecursionError):
             skipped = True  # torn write, garbage, two objects on one line
     if not values or not is_header(values[0]):
@@ -164,8 +166,7 @@ def write_atomically(path, data):
         if os.path.exists(temp):  # only when something failed
             os.unlink(temp)
 
-def iso_now():
-    """2026-11-25T21:12:20.603Z"""
+def iso_now():  # 2026-11-25T21:12:20.603Z
     return datetime.now(timezone.utc).isoformat(timespec="milliseconds").replace("+00:00", "Z")
 
 def load_session(path, case_dir):
@@ -194,9 +195,7 @@ def load_session(path, case_dir):
     return header, entries
 
 def session_leaf(entries):
-    """The leaf after load: the last entry (in file order) that has an id."""
-    # pi-mono takes the last entry's id even when it has none (then undefined);
-    # the reference skips id-less entries. The two agree on well-formed files.
+    """The leaf after load: the last entry with an id (pi-mono: the last entry's id, maybe none)."""
     return next((e["id"] for e in reversed(entries) if isinstance(e.get("id"), str)), None)
 
 
@@ -319,9 +318,12 @@ def build_tree(entries):
     for n, p in enumerate(parent):
         (roots if p is None else children[p]).append(n)
 
-    times = [js_time_ms(node.get("timestamp")) for node in nodes]
-    for child_list in children:  # stable sort; an unparseable timestamp sorts first
-        child_list.sort(key=lambda n: -math.inf if times[n] is None else times[n])
+    def by_time(n):  # an unparseable timestamp sorts first
+        ms = js_time_ms(nodes[n].get("timestamp"))
+        return -math.inf if ms is None else ms
+    for child_list in children:
+        if len(child_list) > 1:
+            child_list.sort(key=by_time)  # stable: equal times keep file order
 
     labels, out, stack = current_labels(entries), [], list(reversed(roots))
     while stack:  # pre-order without recursion: a stack, children pushed reversed
@@ -350,8 +352,7 @@ def handle(request):
         if op not in HELLO["operations"]:
             return to_json({"type": "response", "case": case, "unsupported": True})
         case_dir = request["dir"]
-        # The case directory is the working directory, so args.file resolves there. (An
-        # implementation that reads ~ would set HOME to case_dir/home here.)
+        # args.file is relative to the case directory. (Set HOME=case_dir/home if you read ~.)
         os.chdir(case_dir)
         ok = run_operation(op, case_dir, request.get("args") or {})
         return to_json({"type": "response", "case": case, "ok": ok})
@@ -370,8 +371,7 @@ def respond_to(line):
         message = json.loads(line)
     except ValueError:
         message = None
-    if not isinstance(message, dict):
-        print(f"python-example: unreadable message: {line[:200]}", file=sys.stderr)
+    if not isinstance(message, dict):  # answer it, in case it was meant as a request
         send(to_json({"type": "response", "case": None, "error": {"kind": "exception", "message": "unreadable message"}}))
     elif message.get("type") == "hello":
         send(to_json(HELLO))

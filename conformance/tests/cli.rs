@@ -1,0 +1,155 @@
+//! The CLI: exit codes, error lines, outputs, and the protocol end to end through `serve`.
+
+use snapbox::cmd::{cargo_bin, Command};
+
+fn cli() -> Command {
+    Command::new(cargo_bin!("session-conformance")).env_remove("CI")
+}
+
+const SMALL: &str = "tests/fixtures/small.jsonl";
+
+#[test]
+fn load_prints_entries_and_diagnostics_without_touching_the_file() {
+    let before = std::fs::read(SMALL).unwrap();
+    let out = cli()
+        .args(["load", SMALL, "--profile", "pi"])
+        .assert()
+        .success()
+        .get_output()
+        .stdout
+        .clone();
+    let value: serde_json::Value = serde_json::from_slice(&out).unwrap();
+    assert_eq!(value["entries"].as_array().unwrap().len(), 2);
+    assert_eq!(
+        value["diagnostics"],
+        serde_json::json!([{"kind": "not_json", "line": 3}])
+    );
+    assert_eq!(value["leafId"], "aaaa0002");
+    assert_eq!(std::fs::read(SMALL).unwrap(), before);
+}
+
+#[test]
+fn context_has_each_profile_shape() {
+    let pi = cli()
+        .args(["context", SMALL, "--profile", "pi"])
+        .assert()
+        .success()
+        .get_output()
+        .stdout
+        .clone();
+    let pi: serde_json::Value = serde_json::from_slice(&pi).unwrap();
+    assert_eq!(
+        pi["model"],
+        serde_json::json!({"provider": "p", "modelId": "m"})
+    );
+    let omp = cli()
+        .args(["context", SMALL, "--profile", "omp", "--leaf", "aaaa0001"])
+        .assert()
+        .success()
+        .get_output()
+        .stdout
+        .clone();
+    let omp: serde_json::Value = serde_json::from_slice(&omp).unwrap();
+    assert_eq!(omp["messages"].as_array().unwrap().len(), 1);
+    assert_eq!(omp["mode"], "none");
+    let empty = cli()
+        .args(["context", SMALL, "--profile", "pi", "--no-leaf"])
+        .assert()
+        .success()
+        .get_output()
+        .stdout
+        .clone();
+    assert_eq!(
+        serde_json::from_slice::<serde_json::Value>(&empty).unwrap()["messages"],
+        serde_json::json!([])
+    );
+}
+
+#[test]
+fn tree_text_marks_the_leaf() {
+    cli()
+        .args(["tree", SMALL, "--profile", "omp"])
+        .assert()
+        .success()
+        .stdout_eq("aaaa0001 message user \"hi\"\naaaa0002 message assistant \"yo\"  <- leaf\n");
+    cli()
+        .args([
+            "tree",
+            "tests/fixtures/omp-session.jsonl",
+            "--profile",
+            "omp",
+            "--format",
+            "json",
+        ])
+        .assert()
+        .success();
+}
+
+#[test]
+fn bad_input_is_one_error_line_and_exit_2() {
+    let cases = [
+        (vec!["load", "tests/fixtures/missing.jsonl", "--profile", "pi"], "session-conformance: tests/fixtures/missing.jsonl: No such file or directory (os error 2)\n"),
+        (vec!["load", "tests/fixtures/no-header.jsonl", "--profile", "omp"], "session-conformance: tests/fixtures/no-header.jsonl: line 1: not a session header; the first line must be {\"type\":\"session\",\"id\":…}\n"),
+        (vec!["context", SMALL, "--profile", "pi", "--leaf", "nope"], "session-conformance: tests/fixtures/small.jsonl: Entry nope not found\n"),
+        (vec!["run", "--adapter", "./x", "--corpus", "../corpus/cases"], "session-conformance: --profile is required with an adapter command\n"),
+    ];
+    for (args, stderr) in cases {
+        cli().args(&args).assert().code(2).stderr_eq(stderr);
+    }
+}
+
+#[test]
+fn bless_is_refused_in_ci() {
+    cli()
+        .env("CI", "true")
+        .args(["bless", "--corpus", "../corpus/cases"])
+        .assert()
+        .code(2);
+}
+
+#[test]
+fn corpus_is_clean() {
+    cli()
+        .args(["corpus", "check", "--corpus", "../corpus/cases"])
+        .assert()
+        .success();
+}
+
+#[test]
+fn serve_speaks_the_protocol_end_to_end() {
+    let bin = cargo_bin!("session-conformance")
+        .to_string_lossy()
+        .into_owned();
+    for profile in ["pi", "omp"] {
+        cli()
+            .args([
+                "run",
+                "--corpus",
+                "../corpus/cases",
+                "--profile",
+                profile,
+                "--jobs",
+                "2",
+                "--adapter",
+                &bin,
+                "serve",
+                "--profile",
+                profile,
+            ])
+            .assert()
+            .success();
+    }
+}
+
+#[test]
+fn a_broken_adapter_fails_its_cases_with_a_status() {
+    let out = cli()
+        .args(["run", "--corpus", "../corpus/cases", "--profile", "pi", "--format", "json", "--timeout", "2", "--adapter", "sh", "--", "-c", "read x; echo '{\"type\":\"hello\",\"implementation\":\"x\",\"version\":\"0\",\"profile\":\"pi\",\"operations\":[\"load\",\"context\",\"tree\",\"apply\",\"persist\"]}'; read y; echo garbage"])
+        .assert()
+        .code(1)
+        .get_output()
+        .stdout
+        .clone();
+    let text = String::from_utf8(out).unwrap();
+    assert!(text.contains("\"status\":\"protocol-error\""), "{text}");
+}
