@@ -44,7 +44,7 @@ pub struct CaseFile {
 #[derive(Debug, Clone, Serialize, Deserialize, PartialEq, schemars::JsonSchema)]
 #[serde(tag = "check", rename_all = "kebab-case", deny_unknown_fields)]
 pub enum SafetyCheck {
-    /// The input file's exact bytes still exist somewhere in the working directory.
+    /// The input file's exact bytes still exist in the working directory, as a whole file or the start of one.
     BytesKept {
         /// The input file.
         file: String,

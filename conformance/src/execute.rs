@@ -113,19 +113,27 @@ pub fn tree_output(sm: &SessionManager) -> Value {
     let nodes: Vec<Value> = sm
         .get_tree()
         .into_iter()
-        .map(|n| json!({"id": n.id, "parentId": n.parent_id, "type": n.entry_type, "label": n.label, "children": n.children}))
+        .map(|n| {
+            // parentId and label as written, whatever their JSON type.
+            let parent = sm.get_entry(&n.id).and_then(|e| e.object().get("parentId").and_then(|v| serde_json::from_str(v.get()).ok())).unwrap_or(Value::Null);
+            let label = sm.tree_index().label_json(&n.id).and_then(|v| serde_json::from_str(v).ok()).unwrap_or(Value::Null);
+            json!({"id": n.id, "parentId": parent, "type": n.entry_type, "label": label, "children": n.children})
+        })
         .collect();
     json!({ "nodes": nodes })
 }
 
 fn apply(dir: &Path, args: &Value, profile: Profile) -> Result<Value, SessionError> {
     let mut options = options(dir, profile);
-    if let Some(cwd) = args["cwd"].as_str() {
-        cwd.clone_into(&mut options.cwd);
-    }
+    // `cwd` is for a new session; `open` takes the header's (or the process's) cwd.
     let mut sm = match args["open"].as_str() {
         Some(file) => SessionManager::open(&dir.join(file), options)?,
-        None => SessionManager::create(options),
+        None => {
+            if let Some(cwd) = args["cwd"].as_str() {
+                cwd.clone_into(&mut options.cwd);
+            }
+            SessionManager::create(options)
+        }
     };
     let mut results: Vec<Value> = Vec::new();
     for step in args["steps"].as_array().into_iter().flatten() {

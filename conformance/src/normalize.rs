@@ -144,6 +144,36 @@ impl Normalizer {
         }
     }
 
+    /// Normalises the `files` snapshot. Files are visited in an order that does not
+    /// depend on created names: by name and content with every created token masked.
+    pub fn files(&mut self, files: &Value) -> Value {
+        let Some(map) = files.as_object() else {
+            return self.value(files);
+        };
+        let mask = Regex::new(
+            r"[0-9a-f]{8,}(?:-[0-9a-f]{4}){0,3}(?:-[0-9a-f]{12})?|\d{4}-\d{2}-\d{2}T[0-9:.-]+Z",
+        )
+        .expect("valid regex");
+        let mut order: Vec<(String, String, &String)> = map
+            .keys()
+            .map(|k| {
+                (
+                    mask.replace_all(k, "#").into_owned(),
+                    mask.replace_all(&map[k].to_string(), "#").into_owned(),
+                    k,
+                )
+            })
+            .collect();
+        order.sort();
+        let mut out = Map::new();
+        for (_, _, key) in order {
+            let new_key = self.text(key);
+            let new_value = self.value(&map[key]);
+            out.insert(new_key, new_value);
+        }
+        Value::Object(out)
+    }
+
     /// Normalises a value in canonical order.
     pub fn value(&mut self, value: &Value) -> Value {
         match value {

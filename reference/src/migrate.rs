@@ -40,6 +40,16 @@ pub fn migrate(
     }
     if !steps.is_empty() {
         set_header_version(header, CURRENT_VERSION);
+        // Every header line gets the new version, a second one too (pi-mono 3.1).
+        for entry in entries
+            .iter_mut()
+            .filter(|e| e.kind == EntryKind::ExtraHeader)
+        {
+            let mut obj = entry.object();
+            obj.set("version", to_raw(&CURRENT_VERSION));
+            let (raw, ordinal) = (obj.to_raw(), entry.ordinal);
+            *entry = rebuild(raw, ordinal);
+        }
     }
     steps
 }

@@ -5,11 +5,10 @@
 //! verdict is a [`HeaderError`], not a panic.
 //!
 //! The two loaders differ in small ways, and the reference follows each:
-//! - pi trims the whole text first (so a leading BOM is dropped) and skips a line
-//!   that is not exactly one JSON value; the first *parsed* value must be the header.
-//! - omp (Bun's JSONL reader) keeps the first value of a line with trailing data,
-//!   counts a BOM as a malformed first line, and needs the header on the first
-//!   non-blank line.
+//! - Both drop a leading BOM and skip lines that are not JSON; the first *parsed*
+//!   value must be the header (so garbage before the header is skipped).
+//! - pi skips a line that is not exactly one JSON value; omp (Bun's JSONL reader)
+//!   keeps the first value of a line with trailing data.
 //!
 //! Lines that are JSON but not objects (`null`, `5`, `[1]`, `"s"`) are skipped with a
 //! diagnostic; the real loaders keep them as entries and then crash or lose the
@@ -139,22 +138,18 @@ pub fn parse(bytes: &[u8], profile: Profile) -> Parsed {
     let text = String::from_utf8_lossy(bytes);
     let mut text: &str = &text;
     let ends_with_newline = text.is_empty() || text.ends_with('\n');
-    let mut first_line_bom = false;
     if let Some(rest) = text.strip_prefix('\u{feff}') {
         diagnostics.push(Diagnostic {
             line: 1,
             kind: DiagnosticKind::ByteOrderMark,
         });
-        if profile == Profile::Pi {
-            text = rest;
-        } else {
-            first_line_bom = true;
-        }
+        text = rest;
     }
 
     let mut header: Option<Result<SessionHeader, HeaderError>> = None;
     let mut entries = Vec::new();
     let mut ordinal = 0usize;
+    let mut first_bad: Option<usize> = None;
     let line_count = text.split('\n').count();
     for (index, line) in text.split('\n').enumerate() {
         let number = index + 1;
@@ -174,7 +169,7 @@ pub fn parse(bytes: &[u8], profile: Profile) -> Parsed {
             continue;
         }
         let torn = index + 1 == line_count && !ends_with_newline;
-        let value = match read_value(line, profile, number == 1 && first_line_bom) {
+        let value = match read_value(line, profile) {
             Ok((value, trailing)) => {
                 if trailing {
                     diagnostics.push(Diagnostic {
@@ -191,12 +186,7 @@ pub fn parse(bytes: &[u8], profile: Profile) -> Parsed {
                     kind
                 };
                 diagnostics.push(Diagnostic { line: number, kind });
-                if header.is_none() && profile == Profile::Omp {
-                    header = Some(Err(HeaderError {
-                        line: number,
-                        kind: HeaderErrorKind::NotJson,
-                    }));
-                }
+                first_bad.get_or_insert(number);
                 continue;
             }
         };
@@ -246,9 +236,15 @@ pub fn parse(bytes: &[u8], profile: Profile) -> Parsed {
             break;
         }
     }
-    let header = header.unwrap_or(Err(HeaderError {
-        line: 0,
-        kind: HeaderErrorKind::Empty,
+    let header = header.unwrap_or(Err(match first_bad {
+        Some(line) => HeaderError {
+            line,
+            kind: HeaderErrorKind::NotJson,
+        },
+        None => HeaderError {
+            line: 0,
+            kind: HeaderErrorKind::Empty,
+        },
     }));
     if header.is_err() {
         entries.clear();
@@ -272,14 +268,7 @@ pub fn is_js_whitespace(c: char) -> bool {
 }
 
 /// Reads one JSON value from a line: `(value, had trailing data)`.
-fn read_value(
-    line: &str,
-    profile: Profile,
-    bom: bool,
-) -> Result<(Box<RawValue>, bool), DiagnosticKind> {
-    if bom {
-        return Err(DiagnosticKind::NotJson);
-    }
+fn read_value(line: &str, profile: Profile) -> Result<(Box<RawValue>, bool), DiagnosticKind> {
     match serde_json::from_str::<&RawValue>(line) {
         Ok(value) => Ok((value.to_owned(), false)),
         Err(_) if profile == Profile::Omp => {
@@ -364,6 +353,7 @@ mod tests {
     fn header_problems_are_reported() {
         let cases: &[(&str, Profile, HeaderErrorKind, usize)] = &[
             ("", Profile::Pi, HeaderErrorKind::Empty, 0),
+            ("garbage\n", Profile::Pi, HeaderErrorKind::NotJson, 1),
             ("  \n\n", Profile::Omp, HeaderErrorKind::Empty, 0),
             ("{M}\n{H}\n", Profile::Pi, HeaderErrorKind::NotAHeader, 1),
             ("null\n{H}\n", Profile::Pi, HeaderErrorKind::NotAHeader, 1),
@@ -373,8 +363,6 @@ mod tests {
                 HeaderErrorKind::NotAHeader,
                 1,
             ),
-            ("garbage\n{H}\n", Profile::Omp, HeaderErrorKind::NotJson, 1),
-            ("\u{feff}{H}\n", Profile::Omp, HeaderErrorKind::NotJson, 1),
         ];
         for (text, profile, kind, line) in cases {
             let text = text.replace("{H}", H).replace("{M}", M);

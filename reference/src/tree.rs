@@ -27,8 +27,10 @@ pub struct Tree {
 /// A label currently set on an entry.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct Label {
-    /// The label text, verbatim.
+    /// The label text, verbatim (a non-string value as its JSON text).
     pub text: String,
+    /// The label value as written (JSON).
+    pub value: String,
     /// The timestamp of the label entry that set it.
     pub timestamp: Option<String>,
     seq: u64,
@@ -90,8 +92,13 @@ impl Tree {
             match label {
                 Some(text) => {
                     self.label_seq += 1;
+                    let value = entry
+                        .object()
+                        .get("label")
+                        .map_or_else(|| "null".to_owned(), |v| v.get().to_owned());
                     let label = Label {
                         text: text.clone(),
+                        value,
                         timestamp: entry.timestamp.clone(),
                         seq: self.label_seq,
                     };
@@ -156,6 +163,11 @@ impl Tree {
     /// The current label of `id`.
     pub fn label(&self, id: &str) -> Option<&str> {
         self.labels.get(id).map(|l| l.text.as_str())
+    }
+
+    /// The current label of `id` as JSON text (a label need not be a string).
+    pub fn label_json(&self, id: &str) -> Option<&str> {
+        self.labels.get(id).map(|l| l.value.as_str())
     }
 
     /// Labels in the order they were (last) set: `(target, label)`.
@@ -291,11 +303,21 @@ fn is_null_parent(entry: &Entry) -> bool {
 
 /// Children sort by timestamp; an unparseable one sorts first (JavaScript's NaN comparisons, settled).
 fn sort_key(entry: &Entry) -> i64 {
-    entry
-        .timestamp
-        .as_deref()
-        .and_then(parse_iso_ms)
-        .unwrap_or(i64::MIN)
+    match &entry.timestamp {
+        Some(text) => parse_iso_ms(text),
+        None => entry
+            .object()
+            .get("timestamp")
+            .and_then(|v| v.get().parse::<f64>().ok())
+            .filter(|n| n.is_finite())
+            .map(|n| {
+                // Whole milliseconds, as `Date` keeps them.
+                #[allow(clippy::cast_possible_truncation)]
+                let ms = n.trunc() as i64;
+                ms
+            }),
+    }
+    .unwrap_or(i64::MIN)
 }
 
 /// Makes every node reach a root: where a parent chain closes on itself, the node
