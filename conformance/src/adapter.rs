@@ -310,7 +310,9 @@ fn receive(running: &mut Running, timeout: Duration) -> Result<String, Failure> 
 }
 
 fn parse_response(line: &str, case: &str) -> Result<Response, Failure> {
-    let response: Response = serde_json::from_str(line).map_err(|e| {
+    let value = session_reference::raw::parse_value(line.trim_end())
+        .map_err(|e| Failure::Protocol(format!("not JSON: {e}: {}", truncate(line.trim(), 200))))?;
+    let response: Response = serde_json::from_value(value).map_err(|e| {
         Failure::Protocol(format!(
             "not a response: {e}: {}",
             truncate(line.trim(), 200)

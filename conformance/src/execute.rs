@@ -75,7 +75,8 @@ fn load(dir: &Path, args: &Value, profile: Profile) -> Result<Value, SessionErro
 
 /// `{header, entries, leafId, diagnostics, migrated}` for an opened session.
 pub fn load_output(sm: &SessionManager) -> Value {
-    let header: Value = serde_json::from_str(sm.header().raw.get()).unwrap_or(Value::Null);
+    let header: Value =
+        session_reference::raw::parse_value(sm.header().raw.get()).unwrap_or(Value::Null);
     let entries: Vec<Value> = sm.entries().iter().map(|e| sm.resolved(e)).collect();
     let diagnostics: Vec<Value> = sm
         .report()
@@ -126,14 +127,13 @@ pub fn tree_output(sm: &SessionManager) -> Value {
 fn apply(dir: &Path, args: &Value, profile: Profile) -> Result<Value, SessionError> {
     let mut options = options(dir, profile);
     // `cwd` is for a new session; `open` takes the header's (or the process's) cwd.
-    let mut sm = match args["open"].as_str() {
-        Some(file) => SessionManager::open(&dir.join(file), options)?,
-        None => {
-            if let Some(cwd) = args["cwd"].as_str() {
-                cwd.clone_into(&mut options.cwd);
-            }
-            SessionManager::create(options)
+    let mut sm = if let Some(file) = args["open"].as_str() {
+        SessionManager::open(&dir.join(file), options)?
+    } else {
+        if let Some(cwd) = args["cwd"].as_str() {
+            cwd.clone_into(&mut options.cwd);
         }
+        SessionManager::create(options)
     };
     let mut results: Vec<Value> = Vec::new();
     for step in args["steps"].as_array().into_iter().flatten() {

@@ -257,13 +257,13 @@ fn run(args: &RunArgs) -> Result<ExitCode, String> {
         let run = if reference {
             harness.run_reference()?
         } else {
-            let argv: Vec<String> = args
+            let command: Vec<String> = args
                 .adapter
                 .iter()
                 .chain(&args.adapter_args)
                 .cloned()
                 .collect();
-            harness.run_process(&argv, args.one_shot)?
+            harness.run_process(&command, args.one_shot)?
         };
         runs.push(run);
     }

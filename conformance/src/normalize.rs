@@ -94,7 +94,10 @@ pub fn describe_file(name: &str, bytes: &[u8]) -> Value {
         parts.pop();
     }
     for line in parts {
-        lines.push(serde_json::from_str(line).unwrap_or_else(|_| json!({"$unparsed": line})));
+        lines.push(
+            session_reference::raw::parse_value(line)
+                .unwrap_or_else(|_| json!({"$unparsed": line})),
+        );
     }
     json!({ "lines": lines })
 }
@@ -146,6 +149,9 @@ impl Normalizer {
 
     /// Normalises the `files` snapshot. Files are visited in an order that does not
     /// depend on created names: by name and content with every created token masked.
+    ///
+    /// # Panics
+    /// Never: the mask pattern is fixed and valid.
     pub fn files(&mut self, files: &Value) -> Value {
         let Some(map) = files.as_object() else {
             return self.value(files);

@@ -250,7 +250,7 @@ pub fn run_case(
     let golden_path = case.golden_path(profile);
     let Some(expected) = fs::read_to_string(&golden_path)
         .ok()
-        .and_then(|t| serde_json::from_str::<Value>(&t).ok())
+        .and_then(|t| session_reference::raw::parse_value(&t).ok())
     else {
         result.status = Status::Fail;
         result

@@ -1,9 +1,9 @@
 //! The CLI: exit codes, error lines, outputs, and the protocol end to end through `serve`.
 
-use snapbox::cmd::{cargo_bin, Command};
+use snapbox::cmd::Command;
 
 fn cli() -> Command {
-    Command::new(cargo_bin!("session-conformance")).env_remove("CI")
+    Command::new(snapbox::cmd::cargo_bin!("session-conformance")).env_remove("CI")
 }
 
 const SMALL: &str = "tests/fixtures/small.jsonl";
@@ -117,7 +117,7 @@ fn corpus_is_clean() {
 
 #[test]
 fn serve_speaks_the_protocol_end_to_end() {
-    let bin = cargo_bin!("session-conformance")
+    let bin = snapbox::cmd::cargo_bin!("session-conformance")
         .to_string_lossy()
         .into_owned();
     for profile in ["pi", "omp"] {
@@ -132,6 +132,7 @@ fn serve_speaks_the_protocol_end_to_end() {
                 "2",
                 "--adapter",
                 &bin,
+                "--",
                 "serve",
                 "--profile",
                 profile,

@@ -110,6 +110,63 @@ impl<'a> RawObject<'a> {
     }
 }
 
+/// Parses JSON text into a value the way JavaScript's `JSON.parse` accepts it:
+/// no nesting limit (the stack grows on the heap), and lone UTF-16 surrogate
+/// escapes, which Rust strings cannot hold, read as U+FFFD.
+pub fn parse_value(text: &str) -> Result<serde_json::Value, serde_json::Error> {
+    let strict = deep_parse(text);
+    match strict {
+        Err(e) if text.contains("\\u") => deep_parse(&replace_lone_surrogates(text)).map_err(|_| e),
+        other => other,
+    }
+}
+
+fn deep_parse(text: &str) -> Result<serde_json::Value, serde_json::Error> {
+    let mut de = serde_json::Deserializer::from_str(text);
+    de.disable_recursion_limit();
+    let value = serde::Deserialize::deserialize(serde_stacker::Deserializer::new(&mut de))?;
+    de.end()?;
+    Ok(value)
+}
+
+/// Replaces `\uD800`–`\uDFFF` escapes that do not form a pair by `\ufffd`.
+pub fn replace_lone_surrogates(text: &str) -> String {
+    let bytes = text.as_bytes();
+    let unit = |at: usize| -> Option<u16> {
+        if bytes.get(at) == Some(&b'\\') && bytes.get(at + 1) == Some(&b'u') {
+            text.get(at + 2..at + 6)
+                .and_then(|h| u16::from_str_radix(h, 16).ok())
+        } else {
+            None
+        }
+    };
+    let mut out = String::with_capacity(text.len());
+    let mut i = 0;
+    let mut last = 0;
+    while i < bytes.len() {
+        if bytes[i] != b'\\' {
+            i += 1;
+            continue;
+        }
+        match unit(i) {
+            Some(high @ 0xd800..=0xdbff) if matches!(unit(i + 6), Some(0xdc00..=0xdfff)) => {
+                let _ = high;
+                i += 12;
+            }
+            Some(0xd800..=0xdfff) => {
+                out.push_str(&text[last..i]);
+                out.push_str("\\ufffd");
+                i += 6;
+                last = i;
+            }
+            Some(_) => i += 6,
+            None => i += 2,
+        }
+    }
+    out.push_str(&text[last..]);
+    out
+}
+
 /// Reads a raw JSON value as a string, if it is one.
 pub fn as_string(value: &RawValue) -> Option<String> {
     if value.get().starts_with('"') {
@@ -191,6 +248,16 @@ mod tests {
     fn values_round_trip_byte_exact() {
         let text = r#"{"k":"\u00e9\ud83d\ude00","n":1.50,"o":{ "x" : [ 1 ] }}"#;
         assert_eq!(RawObject::parse(text).unwrap().to_json(), text);
+    }
+
+    #[test]
+    fn lone_surrogates_and_deep_nesting_parse() {
+        let value = parse_value(r#"{"a":"x\ud800y","b":"\ud83d\ude00","c":"\\ud800"}"#).unwrap();
+        assert_eq!(value["a"], "x\u{fffd}y");
+        assert_eq!(value["b"], "\u{1F600}");
+        assert_eq!(value["c"], "\\ud800");
+        let deep = format!("{}1{}", "[".repeat(5000), "]".repeat(5000));
+        assert!(parse_value(&deep).is_ok());
     }
 
     #[test]

@@ -444,7 +444,7 @@ impl SessionManager {
 
     /// An entry's JSON with blob references resolved (omp), as a reader sees it.
     pub fn resolved(&self, entry: &Entry) -> Value {
-        let mut value: Value = serde_json::from_str(entry.raw.get()).unwrap_or(Value::Null);
+        let mut value: Value = raw::parse_value(entry.raw.get()).unwrap_or(Value::Null);
         if self.profile == Profile::Omp && entry.raw.get().contains(blobs::BLOB_PREFIX) {
             resolve_blobs(
                 &mut value,

@@ -1,12 +1,11 @@
 #!/usr/bin/env python3
 """Example session-conformance adapter: pi's session format in pure Python (stdlib only).
 
-Speaks conformance/PROTOCOL.md (one JSON object per line on stdin and stdout) and does
-what pi-mono does for `load` (lenient parse, migrations, rewrite), `context`
-(buildSessionContext) and `tree` (getTree, flattened). `apply` and `persist` are not
-implemented: hello omits them and requests for them get {"unsupported": true}.
-Where pi-mono loses data, crashes or hangs, this file does what the corpus reference
-does instead; a comment says so at each such place.
+Speaks conformance/PROTOCOL.md (JSON lines on stdin and stdout) and does what pi-mono does
+for `load` (lenient parse, migrations, rewrite), `context` (buildSessionContext) and `tree`
+(getTree, flattened). `apply` and `persist` are not implemented: hello omits them and
+requests for them get {"unsupported": true}. Where pi-mono loses data, crashes or hangs,
+this file does what the corpus reference does instead, and a comment says so.
 
 Usage: adapter.py [--one-shot]     (persistent mode by default)
 """
@@ -29,8 +28,7 @@ UNDEFINED = object()
 
 # ---- JavaScript semantics the format depends on ------------------------------
 
-# What String.prototype.trim() removes (Python's str.strip() differs: it keeps
-# U+FEFF, the byte-order mark, and strips U+001C..U+001F).
+# What String.prototype.trim() removes (str.strip() keeps U+FEFF, strips U+001C..U+001F).
 JS_WHITESPACE = ("\t\n\v\f\r \u00a0\u1680\u2000\u2001\u2002\u2003\u2004\u2005"
                  "\u2006\u2007\u2008\u2009\u200a\u2028\u2029\u202f\u205f\u3000\ufeff")
 
@@ -40,7 +38,7 @@ def js_truthy(value):
         return value != 0  # JSON has no NaN
     return value not in (None, False, "", UNDEFINED)
 
-JS_DECIMAL = re.compile(r"[+-]?(\d+\.?\d*|\.\d+)([eE][+-]?\d+)?|[+-]?Infinity")
+JS_DECIMAL = re.compile(r"[+-]?(\d+\.?\d*|\.\d+)([eE][+-]?\d+)?|[+-]?Infinity", re.ASCII)
 
 def js_version(header):
     """`Number(header.version ?? 1)`; NaN (which compares false) when it is no number."""
@@ -57,7 +55,7 @@ def js_version(header):
 ISO_TIME = re.compile(
     r"(\d{4})-(\d\d)-(\d\d)"                        # date (alone it means UTC midnight)
     r"(?:T(\d\d):(\d\d)(?::(\d\d)(?:\.(\d+))?)?"    # time, optional seconds and fraction
-    r"(Z|[+-]\d\d:\d\d)?)?")                        # zone (none: read as UTC here)
+    r"(Z|[+-]\d\d:\d\d)?)?", re.ASCII)              # zone (none: read as UTC here)
 
 def js_time_ms(value):
     """`new Date(value).getTime()` for the ISO forms: epoch ms, or None for NaN."""
@@ -82,10 +80,12 @@ def js_time_ms(value):
 def reject_constant(name):
     raise ValueError(f"{name} is not JSON")  # Python accepts NaN/Infinity; JSON.parse does not
 
-JSON_PARSE = json.JSONDecoder(parse_constant=reject_constant).decode  # one decoder, reused
+def finite_or_null(text):  # JSON.parse reads 1e400 as Infinity, which JSON.stringify writes as null
+    return value if math.isfinite(value := float(text)) else None
 
-def to_json(value, **kwargs):
-    """JSON.stringify: compact; allow_nan=False raises instead of writing invalid JSON."""
+JSON_PARSE = json.JSONDecoder(parse_constant=reject_constant, parse_float=finite_or_null).decode
+
+def to_json(value, **kwargs):  # JSON.stringify; allow_nan=False raises rather than write bad JSON
     return json.dumps(value, separators=(",", ":"), allow_nan=False, **kwargs)
 
 
@@ -93,6 +93,9 @@ def to_json(value, **kwargs):
 
 def is_header(value):
     return isinstance(value, dict) and value.get("type") == "session" and isinstance(value.get("id"), str)
+
+def is_entry(value):  # a second {"type":"session"} line is kept, but is no tree node, leaf or parent
+    return value.get("type") != "session"
 
 def parse_session(text):
     """pi-mono's parseSessionEntries + loadEntriesFromFile's header check.
@@ -117,22 +120,25 @@ def parse_session(text):
 
 def migrate_v1_to_v2(entries, ordinals):
     """New ids, a linear parent chain, firstKeptEntryIndex -> firstKeptEntryId."""
-    new_ids = set()
-    while len(new_ids) < len(entries):  # 8 lowercase hex digits, unique in the session
+    chain = [i for i, entry in enumerate(entries) if is_entry(entry)]
+    new_ids = set()  # every id is made first (see firstKeptEntryIndex below)
+    while len(new_ids) < len(chain):  # 8 lowercase hex digits, unique in the session
         new_ids.add(uuid.uuid4().hex[:8])
-    new_ids = list(new_ids)  # every id is made first (see firstKeptEntryIndex below)
+    new_id = dict(zip(chain, new_ids))  # entry index -> its new id
     by_ordinal = {ordinal: i for i, ordinal in enumerate(ordinals)}
-    for i, entry in enumerate(entries):
-        entry["id"] = new_ids[i]  # an existing id is overwritten, as pi-mono does
-        entry["parentId"] = new_ids[i - 1] if i > 0 else None
+    parent = None
+    for i in chain:
+        entry = entries[i]
+        entry["id"], entry["parentId"] = new_id[i], parent  # existing ids are overwritten, as in pi-mono
+        parent = new_id[i]
         index = entry.get("firstKeptEntryIndex")
         if entry.get("type") == "compaction" and isinstance(index, (int, float)) and not isinstance(index, bool):
             # Index 0 is the header, so it names no entry. pi-mono loses an index pointing
             # forward (no id yet); ours were all made first, so it resolves (as the reference).
             whole = math.isfinite(index) and index == int(index)
             target = by_ordinal.get(int(index)) if whole else None
-            if target is not None:
-                entry["firstKeptEntryId"] = new_ids[target]
+            if target in new_id:
+                entry["firstKeptEntryId"] = new_id[target]
             del entry["firstKeptEntryIndex"]
 
 def migrate_v2_to_v3(entries):
@@ -149,7 +155,8 @@ def migrate(header, entries, ordinals):
         migrate_v1_to_v2(entries, ordinals)
     if version < 3:
         migrate_v2_to_v3(entries)
-        header["version"] = 3  # kept in place, or appended at the end
+        for line in [header, *(entry for entry in entries if not is_entry(entry))]:
+            line["version"] = 3  # every header line; kept in place, or appended at the end
         return True
     return False
 
@@ -196,7 +203,7 @@ def load_session(path, case_dir):
 
 def session_leaf(entries):
     """The leaf after load: the last entry with an id (pi-mono: the last entry's id, maybe none)."""
-    return next((e["id"] for e in reversed(entries) if isinstance(e.get("id"), str)), None)
+    return next((e["id"] for e in reversed(entries) if is_entry(e) and isinstance(e.get("id"), str)), None)
 
 
 # ---- context: buildSessionContext(entries, leafId)  (pi-mono §5) -------------
@@ -207,7 +214,7 @@ def parent_of(entry):
 
 def index_by_id(entries):
     """id -> position in `entries`; a later duplicate wins (Map.set)."""
-    return {e["id"]: i for i, e in enumerate(entries) if isinstance(e.get("id"), str)}
+    return {e["id"]: i for i, e in enumerate(entries) if is_entry(e) and isinstance(e.get("id"), str)}
 
 def path_to_root(entries, by_id, start):
     """Root -> start, following parentId; stops at a missing or repeated parent."""
@@ -219,8 +226,7 @@ def path_to_root(entries, by_id, start):
         parent = by_id.get(parent_of(entries[parent]))
     return [entries[i] for i in reversed(path)]
 
-def js_object(**fields):
-    """An object literal whose undefined fields JSON.stringify would omit."""
+def js_object(**fields):  # an object literal; JSON.stringify omits its undefined fields
     return {key: value for key, value in fields.items() if value is not UNDEFINED}
 
 def to_message(entry):
@@ -283,7 +289,7 @@ def current_labels(entries):
         if entry.get("type") != "label" or not isinstance(target, str):
             continue
         if js_truthy(label):
-            labels[target] = label if isinstance(label, str) else to_json(label)
+            labels[target] = label  # verbatim: not trimmed, and kept as it is when not a string
         else:
             labels.pop(target, None)
     return labels
@@ -306,8 +312,7 @@ def cut_cycles(parent):
 def build_tree(entries):
     by_id = index_by_id(entries)
     # One node per distinct id, in first-appearance order; the last entry with that id wins.
-    ids = list(dict.fromkeys(e["id"] for e in entries if isinstance(e.get("id"), str)))
-    nodes = [entries[by_id[i]] for i in ids]
+    ids, nodes = list(by_id), [entries[i] for i in by_id.values()]
     position = {node_id: n for n, node_id in enumerate(ids)}
     # Roots: parentId null or missing, a parent that does not exist, or itself.
     parent = [position.get(parent_of(node)) for node in nodes]
@@ -328,8 +333,8 @@ def build_tree(entries):
     labels, out, stack = current_labels(entries), [], list(reversed(roots))
     while stack:  # pre-order without recursion: a stack, children pushed reversed
         n = stack.pop()
-        kind = nodes[n].get("type")
-        out.append({"id": ids[n], "parentId": parent_of(nodes[n]), "type": kind if isinstance(kind, str) else "",
+        node = nodes[n]  # parentId and type as written (null when absent)
+        out.append({"id": ids[n], "parentId": node.get("parentId"), "type": node.get("type"),
                     "label": labels.get(ids[n]), "children": [ids[c] for c in children[n]]})
         stack.extend(reversed(children[n]))
     return {"nodes": out}
@@ -351,9 +356,7 @@ def handle(request):
     try:
         if op not in HELLO["operations"]:
             return to_json({"type": "response", "case": case, "unsupported": True})
-        case_dir = request["dir"]
-        # args.file is relative to the case directory. (Set HOME=case_dir/home if you read ~.)
-        os.chdir(case_dir)
+        os.chdir(case_dir := request["dir"])  # args.file is relative to it (read ~? set HOME=dir/home)
         ok = run_operation(op, case_dir, request.get("args") or {})
         return to_json({"type": "response", "case": case, "ok": ok})
     except Exception as err:  # noqa: BLE001 - every failure becomes a response
@@ -379,9 +382,7 @@ def respond_to(line):
         return False
     elif message.get("type") == "request":
         send(handle(message))
-    else:
-        print(f"python-example: ignoring message type {message.get('type')!r}", file=sys.stderr)
-    return True
+    return True  # anything else is ignored
 
 def main(argv):
     if "--one-shot" in argv:  # one request, stdin closed, one response, exit

@@ -145,6 +145,24 @@ class LoadTests(CaseDir):
         self.assertRegex(backups[0], r"^session\.jsonl\.pre-migration-\d{4}-\d\d-\d\dT\d\d-\d\d-\d\d-\d{3}Z$")
         self.assertEqual(self.read(backups[0]), data)
 
+    def test_second_header_line_is_kept_but_is_no_entry(self):
+        second = {"type": "session", "id": "s2", "timestamp": T0, "cwd": "/q"}
+        self.write(self.lines(HEADER, msg("a1", None, "user", "hi"), second))
+        out = self.run_op("load")
+        self.assertEqual((len(out["entries"]), out["leafId"]), (2, "a1"))
+        self.assertEqual([n["id"] for n in self.run_op("tree")["nodes"]], ["a1"])
+        # v1: the second header gets no id, is not in the chain, and gets version 3.
+        v1_header = {"type": "session", "id": "s1", "timestamp": T0, "cwd": "/p"}
+        user = {"type": "message", "timestamp": T0, "message": {"role": "user", "content": "u"}}
+        self.write(self.lines(v1_header, user, second, user))
+        first, header2, last = self.run_op("load")["entries"]
+        self.assertEqual(header2, {**second, "version": 3})
+        self.assertEqual(last["parentId"], first["id"])
+
+    def test_number_overflow_reads_as_null(self):
+        self.write(line(HEADER) + '\n{"type":"custom","id":"a1","parentId":null,"timestamp":"t","data":1e400}\n')
+        self.assertIsNone(self.run_op("load")["entries"][0]["data"])  # Infinity, which JSON writes as null
+
     def test_version_is_compared_as_javascript_does(self):
         hook = {"type": "message", "id": "a1", "parentId": None, "timestamp": T0,
                 "message": {"role": "hookMessage", "content": "h"}}
@@ -232,6 +250,13 @@ class TreeTests(CaseDir):
         nodes = self.tree(msg("a", None, "user", "a"), label("l1", "a", "one"), label("l2", "l1", "two"),
                           label("l3", "l1", ""), label("l4", "a", "  kept  "))
         self.assertEqual({n["id"]: n["label"] for n in nodes}, {"a": "  kept  ", "l1": None, "l2": None, "l3": None, "l4": None})
+
+    def test_fields_as_written(self):
+        nodes = self.tree(msg("a", "", "user", "a"),  # "" is no parent: a root
+                          {"type": "label", "id": "l", "parentId": "a", "timestamp": T0, "targetId": "a", "label": 5},
+                          {"id": "n", "parentId": "a", "timestamp": T0})
+        self.assertEqual([(n["id"], n["parentId"], n["type"], n["label"]) for n in nodes],
+                         [("a", "", "message", 5), ("l", "a", "label", None), ("n", "a", None, None)])
 
     def test_cycles_list_every_id_once(self):
         nodes = self.tree(msg("x", "y", "user", "x"), msg("y", "x", "user", "y"), msg("z", "y", "user", "z"))
