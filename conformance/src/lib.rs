@@ -8,7 +8,7 @@
 //! disk), [`normalize`] (canonical JSON and renaming of created ids and times),
 //! [`execute`] (the reference as an adapter), [`adapter`] (processes),
 //! [`runner`] (one case), [`harness`] (a whole run, bless), [`report`] (outputs),
-//! [`inspect`] (the `load`/`context`/`tree` commands).
+//! [`inspect`] (the `load`/`context`/`tree` commands), [`schema`] (JSON Schemas).
 //!
 //! ```
 //! use session_conformance::normalize::canonical;
@@ -25,3 +25,4 @@ pub mod normalize;
 pub mod protocol;
 pub mod report;
 pub mod runner;
+pub mod schema;

@@ -9,7 +9,7 @@ use clap::{Parser, Subcommand, ValueEnum};
 use session_conformance::harness::{self, Harness};
 use session_conformance::protocol::{Request, Response};
 use session_conformance::report::{self, Format, ProfileRun};
-use session_conformance::{corpus, execute, inspect, runner};
+use session_conformance::{corpus, execute, inspect, runner, schema};
 use session_reference::model::Profile;
 
 /// Conformance kit for the JSONL session format of pi-mono and oh-my-pi.
@@ -48,6 +48,15 @@ enum Command {
         /// Answer one request and exit.
         #[arg(long)]
         one_shot: bool,
+    },
+    /// Check or regenerate the JSON Schemas in schemas/ from the Rust types.
+    Schema {
+        /// Write the schemas (default: only check that they are current; exit 1 if not).
+        #[arg(long)]
+        write: bool,
+        /// The schemas directory.
+        #[arg(long, default_value = "schemas")]
+        dir: PathBuf,
     },
     /// Corpus maintenance.
     Corpus {
@@ -181,6 +190,26 @@ fn dispatch(command: Command) -> Result<ExitCode, String> {
             Ok(ExitCode::SUCCESS)
         }
         Command::Serve { profile, one_shot } => serve(profile, one_shot),
+        Command::Schema { write, dir } => {
+            if write {
+                for path in schema::write(&dir).map_err(|e| format!("{}: {e}", dir.display()))? {
+                    println!("wrote {}", path.display());
+                }
+                return Ok(ExitCode::SUCCESS);
+            }
+            let stale = schema::stale(&dir);
+            for path in &stale {
+                println!(
+                    "{}: stale; run `session-conformance schema --write`",
+                    path.display()
+                );
+            }
+            Ok(if stale.is_empty() {
+                ExitCode::SUCCESS
+            } else {
+                ExitCode::from(1)
+            })
+        }
         Command::Corpus {
             command: CorpusCommand::Check { corpus },
         } => {

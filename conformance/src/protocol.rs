@@ -10,7 +10,7 @@ pub const PROTOCOL_VERSION: u32 = 1;
 pub const OPERATIONS: [&str; 5] = ["load", "context", "tree", "apply", "persist"];
 
 /// The runner's greeting.
-#[derive(Debug, Clone, Serialize, Deserialize, PartialEq)]
+#[derive(Debug, Clone, Serialize, Deserialize, PartialEq, schemars::JsonSchema)]
 pub struct RunnerHello {
     /// Always `"hello"`.
     #[serde(rename = "type")]
@@ -22,7 +22,7 @@ pub struct RunnerHello {
 }
 
 /// The adapter's greeting: who it is and what it can do.
-#[derive(Debug, Clone, Serialize, Deserialize, PartialEq)]
+#[derive(Debug, Clone, Serialize, Deserialize, PartialEq, schemars::JsonSchema)]
 pub struct Hello {
     /// Always `"hello"`.
     #[serde(rename = "type", default)]
@@ -53,7 +53,7 @@ impl Hello {
 }
 
 /// One case, as sent to the adapter.
-#[derive(Debug, Clone, Serialize, Deserialize, PartialEq)]
+#[derive(Debug, Clone, Serialize, Deserialize, PartialEq, schemars::JsonSchema)]
 pub struct Request {
     /// Always `"request"`.
     #[serde(rename = "type")]
@@ -71,7 +71,7 @@ pub struct Request {
 }
 
 /// An adapter's answer to a [`Request`].
-#[derive(Debug, Clone, Serialize, Deserialize, PartialEq)]
+#[derive(Debug, Clone, Serialize, Deserialize, PartialEq, schemars::JsonSchema)]
 pub struct Response {
     /// Always `"response"`.
     #[serde(rename = "type", default)]
@@ -91,7 +91,7 @@ pub struct Response {
 }
 
 /// An error reported by an adapter: compared by `kind` only.
-#[derive(Debug, Clone, Serialize, Deserialize, PartialEq, Eq)]
+#[derive(Debug, Clone, Serialize, Deserialize, PartialEq, Eq, schemars::JsonSchema)]
 pub struct ErrorObject {
     /// One of `not_found`, `invalid_header`, `invalid_source`, `persistence`, `exception`.
     pub kind: String,

@@ -154,3 +154,12 @@ fn a_broken_adapter_fails_its_cases_with_a_status() {
     let text = String::from_utf8(out).unwrap();
     assert!(text.contains("\"status\":\"protocol-error\""), "{text}");
 }
+
+#[test]
+fn committed_schemas_match_the_code() {
+    let stale = session_conformance::schema::stale(std::path::Path::new("../schemas"));
+    assert!(
+        stale.is_empty(),
+        "stale schemas {stale:?}; run `cargo run -p session-conformance -- schema --write`"
+    );
+}
