@@ -34,6 +34,7 @@ pub struct Harness {
     jobs: usize,
     timeout: Duration,
     progress: bool,
+    loaded: Option<Vec<Case>>,
 }
 
 impl Harness {
@@ -47,6 +48,7 @@ impl Harness {
             jobs: 1,
             timeout: Duration::from_secs(30),
             progress: false,
+            loaded: None,
         }
     }
 
@@ -95,9 +97,18 @@ impl Harness {
         self
     }
 
+    /// Loads the corpus now, so later runs do not read it again.
+    pub fn preload(mut self) -> Result<Harness, CorpusError> {
+        self.loaded = Some(corpus::load(&self.corpus)?);
+        Ok(self)
+    }
+
     /// The selected cases for the profile.
     pub fn cases(&self) -> Result<Vec<Case>, CorpusError> {
-        let cases = corpus::load(&self.corpus)?;
+        let cases = match &self.loaded {
+            Some(cases) => cases.clone(),
+            None => corpus::load(&self.corpus)?,
+        };
         Ok(cases
             .into_iter()
             .filter(|c| c.applies_to(self.profile) && self.selected(c))

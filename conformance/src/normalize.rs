@@ -6,6 +6,7 @@
 use std::collections::{HashMap, HashSet};
 use std::fs;
 use std::path::Path;
+use std::sync::LazyLock;
 
 use regex::Regex;
 use serde_json::{json, Map, Value};
@@ -102,13 +103,38 @@ pub fn describe_file(name: &str, bytes: &[u8]) -> Value {
     json!({ "lines": lines })
 }
 
+/// The created-token patterns, by kind: ids and session ids (hex), file-name times, ISO times.
+static PATTERNS: LazyLock<[(&str, Regex); 3]> = LazyLock::new(|| {
+    [
+        (
+            "hex",
+            Regex::new(r"[0-9a-f]{8}(?:-[0-9a-f]{4}){3}-[0-9a-f]{12}|[0-9a-f]{8,}")
+                .expect("valid regex"),
+        ),
+        (
+            "ftime",
+            Regex::new(r"\d{4}-\d{2}-\d{2}T\d{2}-\d{2}-\d{2}-\d{3}Z").expect("valid regex"),
+        ),
+        (
+            "time",
+            Regex::new(r"\d{4}-\d{2}-\d{2}T\d{2}:\d{2}:\d{2}(?:\.\d+)?Z").expect("valid regex"),
+        ),
+    ]
+});
+
+/// Everything a created token could be, for ordering files independently of created names.
+static MASK: LazyLock<Regex> = LazyLock::new(|| {
+    Regex::new(r"[0-9a-f]{8,}(?:-[0-9a-f]{4}){0,3}(?:-[0-9a-f]{12})?|\d{4}-\d{2}-\d{2}T[0-9:.-]+Z")
+        .expect("valid regex")
+});
+
 /// Renames created ids and times, replaces the case directory and summarises long strings.
 pub struct Normalizer {
     known: HashSet<String>,
     dir: String,
     names: HashMap<String, String>,
     counters: HashMap<&'static str, usize>,
-    patterns: Vec<(&'static str, Regex)>,
+    patterns: &'static [(&'static str, Regex)],
 }
 
 impl Normalizer {
@@ -117,24 +143,10 @@ impl Normalizer {
     /// # Panics
     /// Never: the patterns are fixed and valid.
     pub fn new<'a>(dir: &str, inputs: impl IntoIterator<Item = &'a str>) -> Normalizer {
-        let patterns = vec![
-            (
-                "hex",
-                Regex::new(r"[0-9a-f]{8}(?:-[0-9a-f]{4}){3}-[0-9a-f]{12}|[0-9a-f]{8,}")
-                    .expect("valid regex"),
-            ),
-            (
-                "ftime",
-                Regex::new(r"\d{4}-\d{2}-\d{2}T\d{2}-\d{2}-\d{2}-\d{3}Z").expect("valid regex"),
-            ),
-            (
-                "time",
-                Regex::new(r"\d{4}-\d{2}-\d{2}T\d{2}:\d{2}:\d{2}(?:\.\d+)?Z").expect("valid regex"),
-            ),
-        ];
+        let patterns: &'static [(&'static str, Regex)] = &*PATTERNS;
         let mut known = HashSet::new();
         for text in inputs {
-            for (_, re) in &patterns {
+            for (_, re) in patterns {
                 known.extend(re.find_iter(text).map(|m| m.as_str().to_owned()));
             }
         }
@@ -156,10 +168,7 @@ impl Normalizer {
         let Some(map) = files.as_object() else {
             return self.value(files);
         };
-        let mask = Regex::new(
-            r"[0-9a-f]{8,}(?:-[0-9a-f]{4}){0,3}(?:-[0-9a-f]{12})?|\d{4}-\d{2}-\d{2}T[0-9:.-]+Z",
-        )
-        .expect("valid regex");
+        let mask = &*MASK;
         let mut order: Vec<(String, String, &String)> = map
             .keys()
             .map(|k| {
@@ -217,7 +226,7 @@ impl Normalizer {
             s.replace(&self.dir, "<dir>")
         };
         for p in 0..self.patterns.len() {
-            let (pattern, re) = (self.patterns[p].0, self.patterns[p].1.clone());
+            let (pattern, re) = (self.patterns[p].0, &self.patterns[p].1);
             let mut result = String::with_capacity(out.len());
             let mut last = 0;
             for m in re.find_iter(&out) {

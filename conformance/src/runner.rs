@@ -102,6 +102,22 @@ pub fn read_divergences(path: &Path) -> Result<Divergences, String> {
     Ok(out)
 }
 
+/// Where case directories are made: `$SESSION_CONFORMANCE_WORK_DIR`, else `/dev/shm`
+/// when it exists (memory-backed: a case's fsyncs and deletions cost nothing), else the temp dir.
+pub fn work_root() -> &'static Path {
+    static ROOT: std::sync::OnceLock<std::path::PathBuf> = std::sync::OnceLock::new();
+    ROOT.get_or_init(|| {
+        if let Some(dir) = std::env::var_os("SESSION_CONFORMANCE_WORK_DIR") {
+            return dir.into();
+        }
+        let shm = Path::new("/dev/shm");
+        if shm.is_dir() && tempfile::tempdir_in(shm).is_ok() {
+            return shm.to_path_buf();
+        }
+        std::env::temp_dir()
+    })
+}
+
 /// Runs the actual operation of `case` and returns its canonical, normalised output.
 pub fn produce(
     case: &Case,
@@ -112,7 +128,7 @@ pub fn produce(
 ) -> Result<(Value, Vec<String>), (Status, String)> {
     let work = tempfile::Builder::new()
         .prefix("sc-")
-        .tempdir()
+        .tempdir_in(work_root())
         .map_err(|e| (Status::Crash, format!("temp dir: {e}")))?;
     let dir = work
         .path()
