@@ -169,12 +169,21 @@ impl Normalizer {
             return self.value(files);
         };
         let mask = &*MASK;
+        // Name, then a short fingerprint of the content (line count and first line), masked.
+        let fingerprint = |v: &Value| match v["lines"].as_array() {
+            Some(lines) => format!(
+                "{} {}",
+                lines.len(),
+                lines.first().map(Value::to_string).unwrap_or_default()
+            ),
+            None => v.to_string(),
+        };
         let mut order: Vec<(String, String, &String)> = map
             .keys()
             .map(|k| {
                 (
                     mask.replace_all(k, "#").into_owned(),
-                    mask.replace_all(&map[k].to_string(), "#").into_owned(),
+                    mask.replace_all(&fingerprint(&map[k]), "#").into_owned(),
                     k,
                 )
             })
@@ -220,10 +229,12 @@ impl Normalizer {
 
     /// Normalises the tokens inside one string.
     pub fn text(&mut self, s: &str) -> String {
-        let mut out = if self.dir.is_empty() {
+        let mut out = if !self.dir.is_empty() && s.contains(&self.dir) {
+            s.replace(&self.dir, "<dir>")
+        } else if may_hold_token(s) {
             s.to_owned()
         } else {
-            s.replace(&self.dir, "<dir>")
+            return s.to_owned();
         };
         for p in 0..self.patterns.len() {
             let (pattern, re) = (self.patterns[p].0, &self.patterns[p].1);
@@ -263,6 +274,27 @@ impl Normalizer {
         self.names.insert(token.to_owned(), name.clone());
         name
     }
+}
+
+/// A cheap test that `s` could contain a created token: a run of 8 hex digits,
+/// or 4 digits and a dash (the start of a time).
+fn may_hold_token(s: &str) -> bool {
+    let (mut hex, mut digits) = (0, 0);
+    for b in s.bytes() {
+        if b.is_ascii_digit() || (b'a'..=b'f').contains(&b) {
+            hex += 1;
+            if hex >= 8 {
+                return true;
+            }
+        } else {
+            hex = 0;
+        }
+        if b == b'-' && digits >= 4 {
+            return true;
+        }
+        digits = if b.is_ascii_digit() { digits + 1 } else { 0 };
+    }
+    false
 }
 
 /// What a pattern match names: `id` (8 hex), `session` (a UUID or 16 hex), a time; `None` for other hex runs.

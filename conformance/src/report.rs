@@ -115,7 +115,7 @@ pub fn json_lines(runs: &[ProfileRun], corpus_hash: &str) -> String {
         let header = json!({"type": "header", "tool": "session-conformance", "version": env!("CARGO_PKG_VERSION"), "corpusHash": corpus_hash, "profile": run.profile, "adapter": run.hello});
         let _ = writeln!(out, "{header}");
         for r in &run.results {
-            let record = json!({"type": "case", "profile": run.profile, "id": r.id, "name": r.name, "status": r.status.name(), "pointer": r.pointer, "notes": r.notes, "diff": r.diff});
+            let record = json!({"type": "case", "profile": run.profile, "id": r.id, "name": r.name, "status": r.status.name(), "pointer": r.pointer, "notes": r.notes, "diff": r.diff, "ms": r.elapsed.as_secs_f64() * 1000.0});
             let _ = writeln!(out, "{record}");
         }
         let c: BTreeMap<&str, usize> = counts(&run.results)
@@ -211,6 +211,7 @@ mod tests {
                 diff: None,
                 notes: vec!["a<b".into()],
                 actual: None,
+                elapsed: std::time::Duration::ZERO,
             })
             .collect();
         ProfileRun {

@@ -75,6 +75,8 @@ pub struct CaseResult {
     pub notes: Vec<String>,
     /// The canonical actual output (for bless and reports).
     pub actual: Option<String>,
+    /// How long the case took, adapter and comparison included.
+    pub elapsed: Duration,
 }
 
 /// Known divergences: case id → reason.
@@ -239,6 +241,20 @@ pub fn run_case(
     timeout: Duration,
     divergences: &Divergences,
 ) -> CaseResult {
+    let start = std::time::Instant::now();
+    let mut result = compare_case(case, profile, adapter, hello, timeout, divergences);
+    result.elapsed = start.elapsed();
+    result
+}
+
+fn compare_case(
+    case: &Case,
+    profile: Profile,
+    adapter: &mut dyn Adapter,
+    hello: &Hello,
+    timeout: Duration,
+    divergences: &Divergences,
+) -> CaseResult {
     let mut result = CaseResult {
         id: case.id(),
         name: case.full_name(),
@@ -247,6 +263,7 @@ pub fn run_case(
         diff: None,
         notes: Vec::new(),
         actual: None,
+        elapsed: Duration::ZERO,
     };
     if !hello.supports(&case.file.op) {
         result.status = Status::Skipped;
