@@ -47,8 +47,9 @@ pub fn migrate(
         {
             let mut obj = entry.object();
             obj.set("version", to_raw(&CURRENT_VERSION));
-            let (raw, ordinal) = (obj.to_raw(), entry.ordinal);
+            let (raw, ordinal, line) = (obj.to_raw(), entry.ordinal, entry.line);
             *entry = rebuild(raw, ordinal);
+            entry.line = line;
         }
     }
     steps
@@ -94,9 +95,10 @@ pub fn v1_to_v2(entries: &mut [Entry], ids: &mut dyn IdSource) {
                 obj.remove("firstKeptEntryIndex");
             }
         }
-        let ordinal = entry.ordinal;
+        let (ordinal, line) = (entry.ordinal, entry.line);
         let raw = obj.to_raw();
         entries[i] = rebuild(raw, ordinal);
+        entries[i].line = line;
         parent.clone_from(&new_ids[i]);
     }
 }
@@ -114,9 +116,10 @@ pub fn v2_to_v3(entries: &mut [Entry]) {
         message.set("role", to_raw("custom"));
         let message = message.to_raw();
         obj.set("message", message);
-        let ordinal = entry.ordinal;
+        let (ordinal, line) = (entry.ordinal, entry.line);
         let raw = obj.to_raw();
         *entry = rebuild(raw, ordinal);
+        entry.line = line;
     }
 }
 

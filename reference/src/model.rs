@@ -100,6 +100,8 @@ pub struct Entry {
     pub kind: EntryKind,
     /// The position among all JSON values of the file, header = 0 (what v1 `firstKeptEntryIndex` counts).
     pub ordinal: usize,
+    /// The 1-based line it was read from (0 for an entry created in memory).
+    pub line: usize,
 }
 
 /// The entry types of both profiles, with the fields the session layer interprets.
@@ -160,6 +162,7 @@ impl Entry {
             timestamp: obj.str("timestamp"),
             kind,
             ordinal,
+            line: 0,
         }
     }
 

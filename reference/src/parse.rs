@@ -65,6 +65,8 @@ pub enum DiagnosticKind {
     ExtraHeader,
     /// An object entry without a string `id`; kept, but it cannot be a parent or the leaf.
     MissingId,
+    /// A `blob:sha256:` reference that is not 64 lowercase hex digits (omp); kept as text, never used as a path.
+    InvalidBlobRef,
 }
 
 impl DiagnosticKind {
@@ -80,6 +82,7 @@ impl DiagnosticKind {
             DiagnosticKind::InvalidUtf8 => "invalid_utf8",
             DiagnosticKind::ExtraHeader => "extra_header",
             DiagnosticKind::MissingId => "missing_id",
+            DiagnosticKind::InvalidBlobRef => "invalid_blob_ref",
         }
     }
 }
@@ -217,7 +220,14 @@ pub fn parse(bytes: &[u8], profile: Profile) -> Parsed {
                 kind: DiagnosticKind::NotObject,
             }),
             (Some(_), Some(obj)) => {
-                let entry = Entry::from_object(&obj, value.clone(), this_ordinal);
+                let mut entry = Entry::from_object(&obj, value.clone(), this_ordinal);
+                entry.line = number;
+                if profile == Profile::Omp && has_invalid_blob_ref(value.get()) {
+                    diagnostics.push(Diagnostic {
+                        line: number,
+                        kind: DiagnosticKind::InvalidBlobRef,
+                    });
+                }
                 if entry.kind == EntryKind::ExtraHeader {
                     diagnostics.push(Diagnostic {
                         line: number,
@@ -255,6 +265,16 @@ pub fn parse(bytes: &[u8], profile: Profile) -> Parsed {
         diagnostics,
         ends_with_newline,
     }
+}
+
+/// Whether a line's text holds a string that starts like a blob reference but is not a valid one.
+fn has_invalid_blob_ref(text: &str) -> bool {
+    text.match_indices(crate::blobs::BLOB_PREFIX)
+        .any(|(at, _)| {
+            let rest = &text[at..];
+            let token = rest.split(['"', '\\']).next().unwrap_or_default();
+            crate::blobs::BlobRef::parse(token).is_err()
+        })
 }
 
 /// Whether a line is blank as JavaScript's `String.prototype.trim` sees it.
@@ -373,6 +393,25 @@ mod tests {
         assert!(parse(format!("garbage\n{H}\n").as_bytes(), Profile::Pi)
             .header
             .is_ok());
+    }
+
+    #[test]
+    fn invalid_blob_refs_are_reported_for_omp() {
+        let good = format!("blob:sha256:{}", "a".repeat(64));
+        for (reference, reported) in [
+            (good.as_str(), false),
+            ("blob:sha256:../../etc/passwd", true),
+            ("blob:sha256:ABC", true),
+        ] {
+            let line = format!("{{\"type\":\"message\",\"id\":\"a\",\"message\":{{\"content\":[{{\"type\":\"image\",\"data\":\"{reference}\"}}]}}}}");
+            let parsed = parse(format!("{H}\n{line}\n").as_bytes(), Profile::Omp);
+            assert_eq!(
+                kinds(&parsed) == [(2, "invalid_blob_ref")],
+                reported,
+                "{reference}"
+            );
+            assert_eq!(parsed.entries.len(), 1);
+        }
     }
 
     #[test]

@@ -130,8 +130,6 @@ pub struct LoadReport {
     pub migrated: Vec<Step>,
     /// Where the original bytes were kept, when a rewrite or replacement would have lost them.
     pub preserved: Option<PathBuf>,
-    /// Blob references that are not valid (`blob:sha256:` + 64 lowercase hex).
-    pub invalid_blob_refs: Vec<String>,
 }
 
 /// What is already in the file.
