@@ -162,7 +162,7 @@ fn persist(dir: &Path, args: &Value, profile: Profile) -> Result<Value, SessionE
 }
 
 /// Replaces `{"$result": N}` by the value step N returned.
-fn substitute(value: &Value, results: &[Value]) -> Value {
+pub fn substitute(value: &Value, results: &[Value]) -> Value {
     match value {
         Value::Object(map) => {
             if let (1, Some(n)) = (map.len(), map.get("$result").and_then(Value::as_u64)) {
@@ -183,7 +183,8 @@ fn substitute(value: &Value, results: &[Value]) -> Value {
     }
 }
 
-fn run_step(
+/// Runs one `apply` step (PROTOCOL.md's call table) on a session; returns the call's value.
+pub fn run_step(
     sm: &mut SessionManager,
     step: &Value,
     profile: Profile,

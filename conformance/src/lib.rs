@@ -8,7 +8,7 @@
 //! disk), [`normalize`] (canonical JSON and renaming of created ids and times),
 //! [`execute`] (the reference as an adapter), [`adapter`] (processes),
 //! [`runner`] (one case), [`harness`] (a whole run, bless), [`report`] (outputs),
-//! [`inspect`] (the `load`/`context`/`tree` commands), [`schema`] (JSON Schemas).
+//! [`inspect`] (the `load`/`context`/`tree` commands), [`schema`] (JSON Schemas), [`fuzz`] (generated cases, differential testing).
 //!
 //! ```
 //! use session_conformance::normalize::canonical;
@@ -19,6 +19,7 @@
 pub mod adapter;
 pub mod corpus;
 pub mod execute;
+pub mod fuzz;
 pub mod harness;
 pub mod inspect;
 pub mod normalize;

@@ -9,7 +9,7 @@ use clap::{Parser, Subcommand, ValueEnum};
 use session_conformance::harness::{self, Harness};
 use session_conformance::protocol::{Request, Response};
 use session_conformance::report::{self, Format, ProfileRun};
-use session_conformance::{corpus, execute, inspect, runner, schema};
+use session_conformance::{corpus, execute, fuzz, inspect, runner, schema};
 use session_reference::model::Profile;
 
 /// Conformance kit for the JSONL session format of pi-mono and oh-my-pi.
@@ -48,6 +48,56 @@ enum Command {
         /// Answer one request and exit.
         #[arg(long)]
         one_shot: bool,
+    },
+    /// Write generated cases (with goldens from the reference) as a corpus any implementation can run.
+    ///
+    /// The same seed writes byte-identical output. Run them with `run --corpus DIR`.
+    Generate {
+        /// The seed.
+        #[arg(long, default_value_t = 1)]
+        seed: u64,
+        /// How many cases.
+        #[arg(long, default_value_t = 100)]
+        count: usize,
+        /// The output corpus directory (cases go to DIR/generated/).
+        #[arg(long)]
+        out: PathBuf,
+        /// The profile the cases are for.
+        #[arg(long, value_parser = parse_profile, default_value = "pi")]
+        profile: Profile,
+    },
+    /// Differential testing: run generated cases through an adapter and the reference;
+    /// shrink the first disagreement and write it as a case ready for corpus/cases/regression/.
+    ///
+    /// Exit status: 0 no disagreement, 1 a disagreement was found, 2 usage or adapter error.
+    Fuzz {
+        /// The adapter command (arguments that start with `-` go after `--`).
+        #[arg(long, num_args = 1.., value_name = "CMD", required = true)]
+        adapter: Vec<String>,
+        /// More adapter arguments.
+        #[arg(last = true)]
+        adapter_args: Vec<String>,
+        /// The profile.
+        #[arg(long, value_parser = parse_profile)]
+        profile: Profile,
+        /// How many generated cases at most.
+        #[arg(long, default_value_t = 200)]
+        cases: usize,
+        /// The seed.
+        #[arg(long, default_value_t = 1)]
+        seed: u64,
+        /// Stop after this many seconds.
+        #[arg(long, default_value_t = 600)]
+        budget: u64,
+        /// Seconds an adapter may take per case.
+        #[arg(long, default_value_t = 20)]
+        timeout: u64,
+        /// Where to write the shrunk case.
+        #[arg(long, default_value = "fuzz-findings")]
+        out: PathBuf,
+        /// Remove this object key from both outputs before comparing (repeatable), to look past a known divergence.
+        #[arg(long = "ignore-key", value_name = "KEY")]
+        ignore_keys: Vec<String>,
     },
     /// Check or regenerate the JSON Schemas in schemas/ from the Rust types.
     Schema {
@@ -190,6 +240,63 @@ fn dispatch(command: Command) -> Result<ExitCode, String> {
             Ok(ExitCode::SUCCESS)
         }
         Command::Serve { profile, one_shot } => serve(profile, one_shot),
+        Command::Generate {
+            seed,
+            count,
+            out,
+            profile,
+        } => {
+            let n = fuzz::generate(seed, count, profile, &out)?;
+            eprintln!(
+                "session-conformance: {n} case(s) written to {}",
+                out.join("generated").display()
+            );
+            Ok(ExitCode::SUCCESS)
+        }
+        Command::Fuzz {
+            adapter,
+            adapter_args,
+            profile,
+            cases,
+            seed,
+            budget,
+            timeout,
+            out,
+            ignore_keys,
+        } => {
+            let options = fuzz::FuzzOptions {
+                argv: adapter.into_iter().chain(adapter_args).collect(),
+                profile,
+                cases,
+                seed,
+                budget: Duration::from_secs(budget),
+                out,
+                timeout: Duration::from_secs(timeout),
+                ignore_keys,
+            };
+            let mut progress: Box<dyn Write> = if io::stderr().is_terminal() {
+                Box::new(io::stderr())
+            } else {
+                Box::new(io::sink())
+            };
+            let (ran, finding) = fuzz::fuzz(&options, &mut progress)?;
+            match finding {
+                None => {
+                    println!("{ran} generated case(s), no disagreement");
+                    Ok(ExitCode::SUCCESS)
+                }
+                Some(f) => {
+                    println!(
+                        "disagreement after {ran} case(s); shrunk from {} to {} steps: {}",
+                        f.steps.0,
+                        f.steps.1,
+                        f.dir.display()
+                    );
+                    print!("{}", f.diff);
+                    Ok(ExitCode::from(1))
+                }
+            }
+        }
         Command::Schema { write, dir } => {
             if write {
                 for path in schema::write(&dir).map_err(|e| format!("{}: {e}", dir.display()))? {

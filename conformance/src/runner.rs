@@ -337,7 +337,7 @@ fn apply_divergence(mut result: CaseResult, divergences: &Divergences) -> CaseRe
 }
 
 /// Keys the implementation returns in a context beyond the golden's are shown, not compared.
-fn ignore_extra_keys(expected: &Value, actual: &mut Value, notes: &mut Vec<String>) {
+pub fn ignore_extra_keys(expected: &Value, actual: &mut Value, notes: &mut Vec<String>) {
     let Some(expected_ok) = expected.pointer("/response/ok").and_then(Value::as_object) else {
         return;
     };

@@ -1,0 +1,422 @@
+//! Generated cases: `generate` writes them as a corpus, `fuzz` runs them against an
+//! adapter and the reference and shrinks the first disagreement.
+//!
+//! Invariant: the same seed produces byte-identical cases.
+
+use std::collections::BTreeMap;
+use std::fs;
+use std::io::Write;
+use std::path::{Path, PathBuf};
+use std::time::{Duration, Instant};
+
+use proptest::prelude::{any, prop};
+use proptest::strategy::{Strategy, ValueTree};
+use proptest::test_runner::{Config, RngAlgorithm, TestRng, TestRunner};
+use serde_json::Value;
+use session_generators::ops;
+use session_reference::ids::{FixedClock, SequentialIds};
+use session_reference::model::Profile;
+use session_reference::session::{Options, SessionManager};
+use session_reference::storage::MemoryStorage;
+
+use crate::adapter::{Adapter, ProcessAdapter, ReferenceAdapter};
+use crate::corpus::{Case, CaseFile};
+use crate::execute::{run_step, substitute};
+use crate::normalize::canonical;
+use crate::runner::{produce, unified_diff};
+
+/// The first generated case id (far above the hand-written corpus).
+pub const FIRST_ID: u32 = 100_000;
+
+/// A deterministic stream of generated sessions for `profile`.
+pub struct Generated {
+    runner: TestRunner,
+    profile: Profile,
+    seed: u64,
+    next: u32,
+}
+
+impl Generated {
+    /// Sessions from `seed`.
+    pub fn new(seed: u64, profile: Profile) -> Generated {
+        let mut bytes = [0u8; 32];
+        bytes[..8].copy_from_slice(&seed.to_le_bytes());
+        let rng = TestRng::from_seed(RngAlgorithm::ChaCha, &bytes);
+        Generated {
+            runner: TestRunner::new_with_rng(Config::default(), rng),
+            profile,
+            seed,
+            next: 0,
+        }
+    }
+}
+
+impl Iterator for Generated {
+    type Item = Case;
+
+    /// Even cases are `apply` cases (the calls themselves); odd ones are `context`
+    /// cases over the file those calls write, at a generated leaf.
+    fn next(&mut self) -> Option<Case> {
+        let (n, steps, leaf) = self.parts()?;
+        Some(make_case(self.profile, self.seed, n, &steps, leaf))
+    }
+}
+
+impl Generated {
+    /// The next case's number, steps and leaf selector.
+    fn parts(&mut self) -> Option<(u32, Vec<Value>, prop::sample::Index)> {
+        let n = self.next;
+        self.next += 1;
+        let ops = ops(self.profile, 1..40)
+            .new_tree(&mut self.runner)
+            .ok()?
+            .current();
+        let steps = session_generators::steps(&ops, self.profile);
+        let leaf = any::<prop::sample::Index>()
+            .new_tree(&mut self.runner)
+            .ok()?
+            .current();
+        Some((n, steps, leaf))
+    }
+}
+
+/// The case for generated `steps`: `apply` for even `n`, `context` at a leaf picked by `leaf` for odd `n`.
+fn make_case(
+    profile: Profile,
+    seed: u64,
+    n: u32,
+    steps: &[Value],
+    leaf: prop::sample::Index,
+) -> Case {
+    let name = format!("gen-{profile}-{seed}-{n}");
+    let mut file = CaseFile {
+        id: FIRST_ID + n,
+        name: name.clone(),
+        description: format!(
+            "generated: {} SessionManager calls ({profile})",
+            steps.len()
+        ),
+        profiles: vec![profile.name().to_owned()],
+        seed: "generated".into(),
+        op: "apply".into(),
+        args: serde_json::json!({"open": null, "cwd": "/proj", "steps": steps}),
+        safety: Vec::new(),
+    };
+    let mut inputs = BTreeMap::new();
+    if n % 2 == 1 {
+        let (text, ids) = session_file(steps, profile);
+        let mut args = serde_json::json!({"file": "session.jsonl"});
+        if !ids.is_empty() && leaf.index(4) > 0 {
+            args["leafId"] = Value::from(ids[leaf.index(ids.len())].clone());
+        }
+        file.op = "context".into();
+        file.args = args;
+        file.description = format!(
+            "generated: the context of a {}-entry session ({profile})",
+            ids.len()
+        );
+        inputs.insert("session.jsonl".to_owned(), text.into_bytes());
+    }
+    Case {
+        file,
+        dir: PathBuf::from(&name),
+        group: "generated".into(),
+        inputs,
+    }
+}
+
+/// The file the reference writes for `steps` (deterministic ids and clock), and its entry ids.
+fn session_file(steps: &[Value], profile: Profile) -> (String, Vec<String>) {
+    let mut options = Options::new(profile, "/proj", "/s");
+    options.storage = Box::new(MemoryStorage::default());
+    options.ids = Box::new(SequentialIds::default());
+    options.clock = Box::new(FixedClock(1_748_779_200_000));
+    let mut sm = SessionManager::in_memory(options);
+    let mut results: Vec<Value> = Vec::new();
+    for step in steps {
+        let step = substitute(step, &results);
+        results.push(run_step(&mut sm, &step, profile).unwrap_or(Value::Null));
+    }
+    let mut text = format!("{}\n", sm.header().raw.get());
+    for entry in sm.entries() {
+        text.push_str(entry.raw.get());
+        text.push('\n');
+    }
+    (
+        text,
+        sm.entries().iter().filter_map(|e| e.id.clone()).collect(),
+    )
+}
+
+/// Writes `count` generated cases under `out/generated/`, with goldens from the reference.
+pub fn generate(seed: u64, count: usize, profile: Profile, out: &Path) -> Result<usize, String> {
+    let root = out.join("generated");
+    for mut case in Generated::new(seed, profile).take(count) {
+        case.dir = root.join(&case.file.name);
+        write_case(&case, profile)?;
+    }
+    Ok(count)
+}
+
+fn write_case(case: &Case, profile: Profile) -> Result<(), String> {
+    fs::create_dir_all(&case.dir).map_err(|e| format!("{}: {e}", case.dir.display()))?;
+    let mut text = serde_json::to_string_pretty(&case.file).map_err(|e| e.to_string())?;
+    text.push('\n');
+    fs::write(case.dir.join("case.json"), text)
+        .map_err(|e| format!("{}: {e}", case.dir.display()))?;
+    for (name, bytes) in &case.inputs {
+        let path = case.dir.join("input").join(name);
+        fs::create_dir_all(case.dir.join("input"))
+            .map_err(|e| format!("{}: {e}", path.display()))?;
+        fs::write(&path, bytes).map_err(|e| format!("{}: {e}", path.display()))?;
+    }
+    let golden = reference_output(case, profile)?;
+    fs::write(case.dir.join("expected.json"), golden)
+        .map_err(|e| format!("{}: {e}", case.dir.display()))
+}
+
+fn reference_output(case: &Case, profile: Profile) -> Result<String, String> {
+    reference_value(case, profile).map(|v| canonical(&v))
+}
+
+fn reference_value(case: &Case, profile: Profile) -> Result<Value, String> {
+    let mut reference = ReferenceAdapter::new(profile);
+    let hello = crate::execute::hello(profile);
+    produce(
+        case,
+        profile,
+        &mut reference,
+        &hello,
+        Duration::from_mins(1),
+    )
+    .map(|(v, _)| v)
+    .map_err(|(s, m)| format!("reference: {}: {m}", s.name()))
+}
+
+fn without_keys(value: Value, keys: &[String]) -> Value {
+    match value {
+        Value::Object(map) => Value::Object(
+            map.into_iter()
+                .filter(|(k, _)| !keys.contains(k))
+                .map(|(k, v)| (k, without_keys(v, keys)))
+                .collect(),
+        ),
+        Value::Array(items) => {
+            Value::Array(items.into_iter().map(|v| without_keys(v, keys)).collect())
+        }
+        other => other,
+    }
+}
+
+/// What a fuzz run found.
+pub struct Finding {
+    /// The shrunk case, written under the output folder.
+    pub dir: PathBuf,
+    /// Steps before and after shrinking.
+    pub steps: (usize, usize),
+    /// Expected (reference) → actual (adapter).
+    pub diff: String,
+}
+
+/// Options of a fuzz run.
+pub struct FuzzOptions {
+    /// The adapter command.
+    pub argv: Vec<String>,
+    /// The profile.
+    pub profile: Profile,
+    /// How many cases at most.
+    pub cases: usize,
+    /// The seed.
+    pub seed: u64,
+    /// Stop after this long.
+    pub budget: Duration,
+    /// Where the shrunk case goes (`<out>/<name>/`).
+    pub out: PathBuf,
+    /// Per-case timeout.
+    pub timeout: Duration,
+    /// Object keys removed from both outputs before comparing (known divergences to look past).
+    pub ignore_keys: Vec<String>,
+}
+
+/// Runs generated cases through the adapter and the reference; shrinks and writes the first disagreement.
+pub fn fuzz(
+    options: &FuzzOptions,
+    progress: &mut dyn Write,
+) -> Result<(usize, Option<Finding>), String> {
+    let mut adapter = ProcessAdapter::new(options.argv.clone(), options.profile, false);
+    let hello = adapter
+        .hello()
+        .map_err(|e| format!("adapter did not start: {e:?}"))?;
+    let start = Instant::now();
+    let mut ran = 0;
+    let mut generated = Generated::new(options.seed, options.profile);
+    while ran < options.cases && start.elapsed() < options.budget {
+        let Some((n, steps, leaf)) = generated.parts() else {
+            break;
+        };
+        let case = make_case(options.profile, options.seed, n, &steps, leaf);
+        ran += 1;
+        let _ = write!(progress, "\r[{ran}/{}] {}", options.cases, case.file.name);
+        let _ = progress.flush();
+        if disagrees(&case, options, &mut adapter, &hello)?.is_none() {
+            continue;
+        }
+        let small = shrink(
+            steps.clone(),
+            |s| make_case(options.profile, options.seed, n, s, leaf),
+            options,
+            &mut adapter,
+            &hello,
+        )?;
+        let case = make_case(options.profile, options.seed, n, &small, leaf);
+        let diff = disagrees(&case, options, &mut adapter, &hello)?.unwrap_or_default();
+        let mut written = case.clone();
+        written.dir = options.out.join(&case.file.name);
+        write_case(&written, options.profile)?;
+        let _ = writeln!(progress);
+        return Ok((
+            ran,
+            Some(Finding {
+                dir: written.dir,
+                steps: (steps.len(), small.len()),
+                diff,
+            }),
+        ));
+    }
+    let _ = writeln!(progress);
+    Ok((ran, None))
+}
+
+/// The diff when reference and adapter disagree on `case`.
+fn disagrees(
+    case: &Case,
+    options: &FuzzOptions,
+    adapter: &mut ProcessAdapter,
+    hello: &crate::protocol::Hello,
+) -> Result<Option<String>, String> {
+    let mut expected = reference_value(case, options.profile)?;
+    if !hello.has("diagnostics") {
+        if let Some(ok) = expected
+            .pointer_mut("/response/ok")
+            .and_then(Value::as_object_mut)
+        {
+            ok.remove("diagnostics");
+            ok.remove("migrated");
+        }
+    }
+    let actual = match produce(case, options.profile, adapter, hello, options.timeout) {
+        Ok((mut value, _)) => {
+            if case.file.op == "context" {
+                crate::runner::ignore_extra_keys(&expected, &mut value, &mut Vec::new());
+            }
+            if !hello.has("diagnostics") {
+                if let Some(ok) = value
+                    .pointer_mut("/response/ok")
+                    .and_then(Value::as_object_mut)
+                {
+                    ok.remove("diagnostics");
+                    ok.remove("migrated");
+                }
+            }
+            canonical(&without_keys(value, &options.ignore_keys))
+        }
+        Err((status, message)) => format!("{}: {message}\n", status.name()),
+    };
+    let expected = canonical(&without_keys(expected, &options.ignore_keys));
+    Ok((expected != actual).then(|| unified_diff(&expected, &actual, "reference")))
+}
+
+/// Removes steps one at a time (last first) while the disagreement remains;
+/// each attempt re-runs the adapter. References to later steps are renumbered.
+fn shrink(
+    mut steps: Vec<Value>,
+    build: impl Fn(&[Value]) -> Case,
+    options: &FuzzOptions,
+    adapter: &mut ProcessAdapter,
+    hello: &crate::protocol::Hello,
+) -> Result<Vec<Value>, String> {
+    let mut index = steps.len();
+    while index > 0 {
+        index -= 1;
+        if steps.iter().skip(index + 1).any(|s| refers_to(s, index)) {
+            continue;
+        }
+        let smaller: Vec<Value> = steps
+            .iter()
+            .enumerate()
+            .filter(|(i, _)| *i != index)
+            .map(|(_, s)| renumber(s, index))
+            .collect();
+        if disagrees(&build(&smaller), options, adapter, hello)?.is_some() {
+            steps = smaller;
+        }
+    }
+    Ok(steps)
+}
+
+fn refers_to(value: &Value, step: usize) -> bool {
+    match value {
+        Value::Object(map) => {
+            map.get("$result").and_then(Value::as_u64) == Some(step as u64)
+                || map.values().any(|v| refers_to(v, step))
+        }
+        Value::Array(items) => items.iter().any(|v| refers_to(v, step)),
+        _ => false,
+    }
+}
+
+fn renumber(value: &Value, removed: usize) -> Value {
+    match value {
+        Value::Object(map) => {
+            if let Some(n) = map
+                .get("$result")
+                .and_then(Value::as_u64)
+                .filter(|_| map.len() == 1)
+            {
+                let n = if n > removed as u64 { n - 1 } else { n };
+                return serde_json::json!({ "$result": n });
+            }
+            Value::Object(
+                map.iter()
+                    .map(|(k, v)| (k.clone(), renumber(v, removed)))
+                    .collect(),
+            )
+        }
+        Value::Array(items) => Value::Array(items.iter().map(|v| renumber(v, removed)).collect()),
+        other => other.clone(),
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn the_same_seed_generates_the_same_cases() {
+        let a: Vec<Value> = Generated::new(7, Profile::Omp)
+            .take(20)
+            .map(|c| serde_json::to_value(c.file).unwrap())
+            .collect();
+        let b: Vec<Value> = Generated::new(7, Profile::Omp)
+            .take(20)
+            .map(|c| serde_json::to_value(c.file).unwrap())
+            .collect();
+        assert_eq!(a, b);
+        let c: Vec<Value> = Generated::new(8, Profile::Omp)
+            .take(20)
+            .map(|c| serde_json::to_value(c.file).unwrap())
+            .collect();
+        assert_ne!(a, c);
+    }
+
+    #[test]
+    fn removing_a_step_renumbers_later_references() {
+        let step = serde_json::json!({"call": "branch", "id": {"$result": 3}});
+        assert_eq!(
+            renumber(&step, 1),
+            serde_json::json!({"call": "branch", "id": {"$result": 2}})
+        );
+        assert_eq!(renumber(&step, 5), step);
+        assert!(refers_to(&step, 3));
+    }
+}
