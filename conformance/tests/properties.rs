@@ -6,7 +6,7 @@ use std::path::Path;
 use proptest::prelude::*;
 use serde_json::Value;
 use session_conformance::execute::{run_step, substitute};
-use session_generators::{damage, damages, ops, steps, Op};
+use session_generators::{damage, damages, legacy, ops, steps, Op};
 use session_reference::context::{build_context, LeafChoice};
 use session_reference::ids::{FixedClock, SequentialIds};
 use session_reference::migrate::{migrate, v1_to_v2, v2_to_v3};
@@ -79,14 +79,7 @@ proptest! {
 
     #[test]
     fn migration_is_idempotent_and_v1_to_v3_equals_the_two_steps((profile, text) in session()) {
-        // Make it v1: no version, no ids or parents (as in the oldest files).
-        let mut v1 = String::new();
-        for (i, line) in text.lines().enumerate() {
-            let mut value: serde_json::Map<String, Value> = serde_json::from_str(line).unwrap();
-            if i == 0 { value.remove("version"); } else { value.remove("id"); value.remove("parentId"); }
-            v1.push_str(&Value::Object(value).to_string());
-            v1.push('\n');
-        }
+        let v1 = legacy(&text, 1);
         let parsed = parse(v1.as_bytes(), profile);
         let (mut header, mut once) = (parsed.header.clone().unwrap(), parsed.entries.clone());
         migrate(&mut header, &mut once, &mut SequentialIds::default());

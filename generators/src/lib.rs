@@ -254,6 +254,37 @@ fn assistant(text: &str, provider: &str, model: &str) -> Value {
     })
 }
 
+/// Turns a v3 session file into a legacy one: version 1 (no `version`, no ids or
+/// parents: a linear file) or version 2 (`version: 2`, user messages with role
+/// `hookMessage` as v2 hooks wrote them).
+pub fn legacy(text: &str, version: u8) -> String {
+    let mut out = String::with_capacity(text.len());
+    for (i, line) in text.lines().enumerate() {
+        let Ok(Value::Object(mut value)) = serde_json::from_str::<Value>(line) else {
+            continue;
+        };
+        match (i, version) {
+            (0, 1) => drop(value.remove("version")),
+            (0, _) => drop(value.insert("version".into(), json!(version))),
+            (_, 1) => {
+                value.remove("id");
+                value.remove("parentId");
+            }
+            _ => {
+                if let Some(message) = value
+                    .get_mut("message")
+                    .filter(|m| m["role"] == "user" && m["content"] == "hook")
+                {
+                    message["role"] = json!("hookMessage");
+                }
+            }
+        }
+        out.push_str(&Value::Object(value).to_string());
+        out.push('\n');
+    }
+    out
+}
+
 /// Damages a session file's text: inserts garbage lines, a BOM, CRLF endings, a
 /// duplicated line or a torn tail, as `damage` selects. Every original line stays intact.
 pub fn damage(text: &str, damage: &Damage) -> String {
@@ -323,4 +354,64 @@ pub fn damages() -> impl Strategy<Value = Damage> {
             torn,
             bom,
         })
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    const V3: &str = concat!(
+        r#"{"type":"session","version":3,"id":"s","timestamp":"t","cwd":"/p"}"#,
+        "\n",
+        r#"{"type":"message","id":"a","parentId":null,"timestamp":"t","message":{"role":"user","content":"hook"}}"#,
+        "\n",
+    );
+
+    #[test]
+    fn legacy_files_have_the_old_shapes() {
+        let v1 = legacy(V3, 1);
+        assert!(
+            !v1.contains("\"version\"") && !v1.contains("\"id\":\"a\"") && !v1.contains("parentId")
+        );
+        let v2 = legacy(V3, 2);
+        assert!(v2.contains("\"version\":2") && v2.contains("hookMessage"));
+    }
+
+    #[test]
+    fn damage_keeps_every_original_line() {
+        let damaged = damage(
+            V3,
+            &Damage {
+                garbage: vec![(0, "not json".into())],
+                duplicate: Some(0),
+                crlf: true,
+                torn: true,
+                bom: true,
+            },
+        );
+        for line in V3.lines() {
+            assert!(damaged.contains(line));
+        }
+        assert!(damaged.starts_with('\u{feff}') && damaged.contains("\r\n"));
+    }
+
+    #[test]
+    fn selectors_pick_earlier_steps() {
+        let steps = steps(
+            &[
+                Op::User("a".into()),
+                Op::Branch(7),
+                Op::Label {
+                    target: 3,
+                    label: None,
+                },
+            ],
+            Profile::Pi,
+        );
+        assert_eq!(steps[1], json!({"call": "branch", "id": {"$result": 0}}));
+        assert_eq!(
+            steps[2],
+            json!({"call": "appendLabelChange", "targetId": {"$result": 0}})
+        );
+    }
 }
