@@ -356,6 +356,17 @@ mod tests {
     }
 
     #[test]
+    fn value_equality_ignores_key_order_as_canonical_text_does() {
+        let (a, b) = (
+            json!({"a": 1, "b": [{"c": 2, "d": 3}]}),
+            json!({"b": [{"d": 3, "c": 2}], "a": 1}),
+        );
+        assert_eq!(a, b);
+        assert_eq!(canonical(&a), canonical(&b));
+        assert_ne!(json!({"a": 1}), json!({"a": 1.0}));
+    }
+
+    #[test]
     fn canonical_sorts_keys_and_ends_with_newline() {
         assert_eq!(
             canonical(&json!({"b":1,"a":{"d":2,"c":3}})),
