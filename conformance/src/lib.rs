@@ -27,3 +27,4 @@ pub mod protocol;
 pub mod report;
 pub mod runner;
 pub mod schema;
+pub mod validate;

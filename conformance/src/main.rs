@@ -99,6 +99,24 @@ enum Command {
         #[arg(long = "ignore-key", value_name = "KEY")]
         ignore_keys: Vec<String>,
     },
+    /// Check session files against the schemas and the tree rules; directories are searched for *.jsonl.
+    ///
+    /// Each finding: FILE:LINE: error|warning: message [entry id] (JSON pointer).
+    /// Exit status: 0 no errors (warnings allowed), 1 errors found, 2 usage or IO error.
+    Validate {
+        /// Files, directories (a session store such as ~/.omp/agent/sessions), or `-` for stdin.
+        #[arg(required = true)]
+        paths: Vec<PathBuf>,
+        /// The profile, or `auto` to decide from each file's content.
+        #[arg(long, default_value = "auto")]
+        profile: String,
+        /// The blob store to resolve `blob:sha256:` references in.
+        #[arg(long)]
+        blob_dir: Option<PathBuf>,
+        /// Output: text lines, or JSON Lines (one record per finding, then a summary).
+        #[arg(long, value_enum, default_value_t = TreeFormat::Text)]
+        format: TreeFormat,
+    },
     /// Check or regenerate the JSON Schemas in schemas/ from the Rust types.
     Schema {
         /// Write the schemas (default: only check that they are current; exit 1 if not).
@@ -240,6 +258,12 @@ fn dispatch(command: Command) -> Result<ExitCode, String> {
             Ok(ExitCode::SUCCESS)
         }
         Command::Serve { profile, one_shot } => serve(profile, one_shot),
+        Command::Validate {
+            paths,
+            profile,
+            blob_dir,
+            format,
+        } => validate_paths(&paths, &profile, blob_dir, format),
         Command::Generate {
             seed,
             count,
@@ -418,6 +442,74 @@ fn run(args: &RunArgs) -> Result<ExitCode, String> {
         ExitCode::SUCCESS
     } else {
         ExitCode::from(1)
+    })
+}
+
+fn validate_paths(
+    paths: &[PathBuf],
+    profile: &str,
+    blob_dir: Option<PathBuf>,
+    format: TreeFormat,
+) -> Result<ExitCode, String> {
+    use session_conformance::validate::{self, Level, Options, Schemas};
+    let profile = if profile == "auto" {
+        None
+    } else {
+        Some(parse_profile(profile)?)
+    };
+    let options = Options { profile, blob_dir };
+    let schemas = Schemas::new();
+    let (mut files, mut errors, mut warnings) = (0, 0, 0);
+    let mut out = io::stdout().lock();
+    for path in paths {
+        let results: Vec<(Vec<validate::Finding>, Profile)> = if path.as_os_str() == "-" {
+            vec![validate::validate_reader(
+                "-",
+                io::stdin().lock(),
+                &schemas,
+                &options,
+            )]
+        } else {
+            let list = validate::files(path).map_err(|e| format!("{}: {e}", path.display()))?;
+            let mut results = Vec::with_capacity(list.len());
+            for file in list {
+                results.push(
+                    validate::validate_file(&file, &schemas, &options)
+                        .map_err(|e| format!("{}: {e}", file.display()))?,
+                );
+            }
+            results
+        };
+        for (findings, used) in results {
+            files += 1;
+            for finding in &findings {
+                match finding.level {
+                    Level::Error => errors += 1,
+                    Level::Warning => warnings += 1,
+                }
+                let line = if format == TreeFormat::Json {
+                    finding.to_json().to_string()
+                } else {
+                    finding.to_string()
+                };
+                writeln!(out, "{line}").or_else(ignore_broken_pipe)?;
+            }
+            if profile.is_none() && format == TreeFormat::Text && !findings.is_empty() {
+                writeln!(out, "  (profile {used}, decided from the content)")
+                    .or_else(ignore_broken_pipe)?;
+            }
+        }
+    }
+    let summary = format!("{files} file(s), {errors} error(s), {warnings} warning(s)");
+    if format == TreeFormat::Json {
+        writeln!(out, "{}", serde_json::json!({"type": "summary", "files": files, "errors": errors, "warnings": warnings})).or_else(ignore_broken_pipe)?;
+    } else {
+        writeln!(out, "{summary}").or_else(ignore_broken_pipe)?;
+    }
+    Ok(if errors > 0 {
+        ExitCode::from(1)
+    } else {
+        ExitCode::SUCCESS
     })
 }
 

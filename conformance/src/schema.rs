@@ -8,16 +8,23 @@ use std::path::{Path, PathBuf};
 
 use schemars::gen::SchemaSettings;
 use schemars::JsonSchema;
+use serde_json::{json, Value};
+use session_reference::entries;
+use session_reference::model::Profile;
 
 use crate::corpus::CaseFile;
 use crate::protocol::{Hello, Request, Response, RunnerHello};
+
+/// The JSON Schema dialect of every file.
+pub const META_SCHEMA: &str = "https://json-schema.org/draft/2020-12/schema";
 
 /// The base of every schema's `$id`.
 pub const ID_BASE: &str = "https://session-conformance.dev/schemas/";
 
 /// Every generated schema: path under `schemas/` and its canonical text.
 pub fn generate() -> Vec<(PathBuf, String)> {
-    vec![
+    let mut all = session_schemas();
+    all.extend([
         one::<CaseFile>(
             "corpus/case.schema.json",
             "A corpus case (corpus/README.md)",
@@ -38,16 +45,187 @@ pub fn generate() -> Vec<(PathBuf, String)> {
             "protocol/response.schema.json",
             "An adapter's answer to a request (PROTOCOL.md)",
         ),
-    ]
+    ]);
+    all
 }
 
-fn one<T: JsonSchema>(path: &str, title: &str) -> (PathBuf, String) {
+/// The entry types of a profile: `(type, schema)`, in the order of document 000.
+fn entry_types(profile: Profile) -> Vec<(&'static str, Value)> {
+    let mut types = vec![
+        ("message", root::<entries::Message>()),
+        (
+            "thinking_level_change",
+            root::<entries::ThinkingLevelChange>(),
+        ),
+    ];
+    match profile {
+        Profile::Pi => types.extend([
+            ("model_change", root::<entries::PiModelChange>()),
+            ("compaction", root::<entries::PiCompaction>()),
+        ]),
+        Profile::Omp => types.extend([
+            ("model_change", root::<entries::OmpModelChange>()),
+            ("compaction", root::<entries::OmpCompaction>()),
+        ]),
+    }
+    types.extend([
+        ("branch_summary", root::<entries::BranchSummary>()),
+        ("custom", root::<entries::Custom>()),
+        ("custom_message", root::<entries::CustomMessage>()),
+        ("label", root::<entries::Label>()),
+    ]);
+    match profile {
+        Profile::Pi => types.push(("session_info", root::<entries::SessionInfo>())),
+        Profile::Omp => types.extend([
+            ("ttsr_injection", root::<entries::TtsrInjection>()),
+            ("session_init", root::<entries::SessionInit>()),
+            ("mode_change", root::<entries::ModeChange>()),
+        ]),
+    }
+    for (name, schema) in &mut types {
+        tag(schema, name);
+    }
+    types
+}
+
+/// Adds the `type` constant to an entry schema.
+fn tag(schema: &mut Value, name: &str) {
+    schema["properties"]["type"] = json!({ "const": name });
+    if let Some(required) = schema["required"].as_array_mut() {
+        required.insert(0, json!("type"));
+    }
+}
+
+/// The schema of a header of `version` (1: `version` absent or 1).
+fn header(version: u32) -> Value {
+    let mut schema = root::<entries::Header>();
+    schema["properties"]["version"] = if version == 1 {
+        json!({ "enum": [1] })
+    } else {
+        json!({ "const": version })
+    };
+    if version > 1 {
+        if let Some(required) = schema["required"].as_array_mut() {
+            required.push(json!("version"));
+        }
+    }
+    schema
+}
+
+/// One file per entry type and per profile, the header, and the union "a line of a session file" per profile and version.
+fn session_schemas() -> Vec<(PathBuf, String)> {
+    let mut out = Vec::new();
+    for profile in Profile::ALL {
+        let p = profile.name();
+        out.push(finish(
+            format!("{p}/session.schema.json"),
+            &format!("The session header ({p})"),
+            header(3),
+        ));
+        for (name, schema) in entry_types(profile) {
+            out.push(finish(
+                format!("{p}/{name}.schema.json"),
+                &format!("A `{name}` entry ({p})"),
+                schema,
+            ));
+        }
+        for version in 1..=3 {
+            out.push(finish(
+                format!("{p}/line.v{version}.schema.json"),
+                &format!("A line of a version {version} session file ({p})"),
+                line_union(profile, version),
+            ));
+        }
+    }
+    out
+}
+
+/// A line of a session file: the header or any entry, known or not.
+pub fn line_union(profile: Profile, version: u32) -> Value {
+    let mut defs = serde_json::Map::new();
+    let mut branches = vec![take_defs(header(version), &mut defs)];
+    let types = entry_types(profile);
+    let known: Vec<&str> = types.iter().map(|(n, _)| *n).chain(["session"]).collect();
+    for (name, mut schema) in types {
+        if version == 1 {
+            if name == "compaction" {
+                schema = root::<entries::V1Compaction>();
+                tag(&mut schema, "compaction");
+            }
+            // v1 entries have no ids: migration adds them (000 "v1 -> v2").
+            if let Some(required) = schema["required"].as_array_mut() {
+                required.retain(|r| r != "id" && r != "parentId");
+            }
+        }
+        branches.push(take_defs(schema, &mut defs));
+    }
+    let mut unknown = json!({
+        "description": "An entry of a type this profile does not know: kept and written back unchanged.",
+        "type": "object",
+        "required": ["type"],
+        "properties": { "type": { "type": "string", "not": { "enum": known } } }
+    });
+    if version > 1 {
+        unknown["required"] = json!(["type", "id"]);
+    }
+    branches.push(unknown);
+    json!({ "oneOf": branches, "$defs": defs })
+}
+
+fn take_defs(mut schema: Value, defs: &mut serde_json::Map<String, Value>) -> Value {
+    if let Some(object) = schema.as_object_mut() {
+        if let Some(Value::Object(own)) = object.remove("$defs") {
+            defs.extend(own);
+        }
+        object.remove("$schema");
+    }
+    schema
+}
+
+/// The schema of `T`, with its definitions under `$defs` (the 2020-12 keyword).
+fn root<T: JsonSchema>() -> Value {
     let generator = SchemaSettings::draft2019_09().into_generator();
     let mut schema =
         serde_json::to_value(generator.into_root_schema_for::<T>()).unwrap_or_default();
     if let Some(object) = schema.as_object_mut() {
-        object.insert("$id".into(), format!("{ID_BASE}{path}").into());
-        object.insert("title".into(), title.into());
+        if let Some(definitions) = object.remove("definitions") {
+            object.insert("$defs".into(), definitions);
+        }
+    }
+    rewrite_refs(&mut schema);
+    schema
+}
+
+fn rewrite_refs(value: &mut Value) {
+    match value {
+        Value::Object(map) => {
+            for (key, v) in map.iter_mut() {
+                match v {
+                    Value::String(s) if key == "$ref" => {
+                        *s = s.replace("#/definitions/", "#/$defs/");
+                    }
+                    _ => rewrite_refs(v),
+                }
+            }
+        }
+        Value::Array(items) => items.iter_mut().for_each(rewrite_refs),
+        _ => {}
+    }
+}
+
+fn one<T: JsonSchema>(path: &str, title: &str) -> (PathBuf, String) {
+    finish(path.to_owned(), title, root::<T>())
+}
+
+fn finish(path: String, title: &str, mut schema: Value) -> (PathBuf, String) {
+    if let Some(object) = schema.as_object_mut() {
+        object.remove("$schema");
+        let mut ordered = serde_json::Map::new();
+        ordered.insert("$schema".into(), META_SCHEMA.into());
+        ordered.insert("$id".into(), format!("{ID_BASE}{path}").into());
+        ordered.insert("title".into(), title.into());
+        ordered.extend(std::mem::take(object));
+        *object = ordered;
     }
     let mut text = serde_json::to_string_pretty(&schema).unwrap_or_default();
     text.push('\n');

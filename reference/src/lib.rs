@@ -28,6 +28,7 @@
 
 pub mod blobs;
 pub mod context;
+pub mod entries;
 pub mod ids;
 pub mod migrate;
 pub mod model;

@@ -1,0 +1,674 @@
+//! `validate`: check session files against the schemas and the tree rules no schema can express.
+//!
+//! Each line is checked against the schema of its `type` (profile and version from
+//! the header); then the tree: header first and unique, duplicate ids, dangling
+//! parents, cycles, labels on missing targets, `firstKeptEntryId` not an ancestor of
+//! its compaction, `fromId` not found, legacy versions, blob references.
+//! Files are read line by line; memory holds one line and an index of ids.
+
+use std::collections::{HashMap, HashSet};
+use std::fmt;
+use std::fs::File;
+use std::io::{BufRead, BufReader, Read};
+use std::path::{Path, PathBuf};
+
+use jsonschema::Validator;
+use serde_json::{json, Value};
+use session_reference::blobs::{BlobRef, BLOB_PREFIX};
+use session_reference::model::{js_version, Profile};
+
+use crate::schema;
+
+/// How bad a finding is.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord)]
+pub enum Level {
+    /// Worth knowing; the file still loads as intended.
+    Warning,
+    /// The file breaks the format.
+    Error,
+}
+
+/// One problem in one file.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Finding {
+    /// The file (`-` for stdin).
+    pub file: String,
+    /// 1-based line (0: the file as a whole).
+    pub line: usize,
+    /// Error or warning.
+    pub level: Level,
+    /// What is wrong.
+    pub message: String,
+    /// The entry id concerned.
+    pub id: Option<String>,
+    /// JSON Pointer inside the line.
+    pub pointer: Option<String>,
+}
+
+impl fmt::Display for Finding {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        let level = match self.level {
+            Level::Warning => "warning",
+            Level::Error => "error",
+        };
+        write!(f, "{}:{}: {level}: {}", self.file, self.line, self.message)?;
+        if let Some(id) = &self.id {
+            write!(f, " [{id}]")?;
+        }
+        if let Some(pointer) = &self.pointer {
+            write!(f, " ({pointer})")?;
+        }
+        Ok(())
+    }
+}
+
+impl Finding {
+    /// The finding as a JSON record.
+    pub fn to_json(&self) -> Value {
+        let level = if self.level == Level::Error {
+            "error"
+        } else {
+            "warning"
+        };
+        json!({"file": self.file, "line": self.line, "level": level, "message": self.message, "id": self.id, "pointer": self.pointer})
+    }
+}
+
+/// Compiled schemas per profile and version: entry type → validator.
+pub struct Schemas {
+    by_key: HashMap<(Profile, u32), HashMap<String, Validator>>,
+}
+
+impl Schemas {
+    /// Compiles the schemas of both profiles and the three versions.
+    ///
+    /// # Panics
+    /// Never for the schemas this crate generates (a test compiles them).
+    pub fn new() -> Schemas {
+        let mut by_key = HashMap::new();
+        for profile in Profile::ALL {
+            for version in 1..=3 {
+                let union = schema::line_union(profile, version);
+                let defs = union["$defs"].clone();
+                let mut validators = HashMap::new();
+                for branch in union["oneOf"].as_array().into_iter().flatten() {
+                    let name = branch["properties"]["type"]["const"]
+                        .as_str()
+                        .map_or("*", |t| t)
+                        .to_owned();
+                    let name = if branch["properties"]["type"]["$ref"].is_string() {
+                        "session".to_owned()
+                    } else {
+                        name
+                    };
+                    let mut schema = branch.clone();
+                    schema["$defs"] = defs.clone();
+                    schema["$schema"] = json!(schema::META_SCHEMA);
+                    let validator =
+                        jsonschema::validator_for(&schema).expect("generated schemas compile");
+                    validators.insert(name, validator);
+                }
+                by_key.insert((profile, version), validators);
+            }
+        }
+        Schemas { by_key }
+    }
+
+    fn validator(&self, profile: Profile, version: u32, type_name: &str) -> Option<&Validator> {
+        let set = self.by_key.get(&(profile, version))?;
+        set.get(type_name).or_else(|| set.get("*"))
+    }
+}
+
+impl Default for Schemas {
+    fn default() -> Self {
+        Schemas::new()
+    }
+}
+
+/// Options of a validation run.
+pub struct Options {
+    /// The profile; `None` decides from the content.
+    pub profile: Option<Profile>,
+    /// The blob store to resolve references in (omp).
+    pub blob_dir: Option<PathBuf>,
+}
+
+/// What a file's index keeps per entry.
+struct Node {
+    line: usize,
+    parent: Option<String>,
+}
+
+/// Validates one session file read from `reader`; returns its findings and the profile used.
+pub fn validate_reader(
+    name: &str,
+    reader: impl Read,
+    schemas: &Schemas,
+    options: &Options,
+) -> (Vec<Finding>, Profile) {
+    let mut findings = Vec::new();
+    let mut add = |line: usize,
+                   level: Level,
+                   message: String,
+                   id: Option<String>,
+                   pointer: Option<String>| {
+        findings.push(Finding {
+            file: name.to_owned(),
+            line,
+            level,
+            message,
+            id,
+            pointer,
+        });
+    };
+    let mut reader = BufReader::new(reader);
+    let mut buf = Vec::new();
+    let mut number = 0;
+    let mut header_seen = false;
+    let mut version = 3;
+    let mut profile = options.profile;
+    let _ = &mut profile;
+    let mut votes = (0usize, 0usize); // (pi, omp)
+    let mut nodes: HashMap<String, Node> = HashMap::new();
+    let mut labels: Vec<(usize, String, String)> = Vec::new(); // line, label id, target
+    let mut kept: Vec<(usize, String, String)> = Vec::new(); // line, compaction id, firstKeptEntryId
+    let mut from_ids: Vec<(usize, String, String)> = Vec::new(); // line, summary id, fromId
+    loop {
+        buf.clear();
+        match reader.read_until(b'\n', &mut buf) {
+            Ok(0) => break,
+            Ok(_) => {}
+            Err(e) => {
+                add(
+                    number,
+                    Level::Error,
+                    format!("cannot read: {e}"),
+                    None,
+                    None,
+                );
+                break;
+            }
+        }
+        number += 1;
+        let text = String::from_utf8_lossy(&buf);
+        let text = text.trim_start_matches('\u{feff}');
+        if text.trim().is_empty() {
+            continue;
+        }
+        let Ok(value) = session_reference::raw::parse_value(text.trim_end()) else {
+            add(
+                number,
+                Level::Error,
+                "not JSON; the line is skipped when loading".into(),
+                None,
+                None,
+            );
+            continue;
+        };
+        let Some(object) = value.as_object() else {
+            add(
+                number,
+                Level::Error,
+                "not a JSON object; the line is skipped when loading".into(),
+                None,
+                None,
+            );
+            continue;
+        };
+        let type_name = object
+            .get("type")
+            .and_then(Value::as_str)
+            .unwrap_or_default()
+            .to_owned();
+        let id = object.get("id").and_then(Value::as_str).map(str::to_owned);
+        if type_name == "session" {
+            if header_seen {
+                add(
+                    number,
+                    Level::Error,
+                    "a second session header; it is not part of the tree".into(),
+                    id,
+                    None,
+                );
+                continue;
+            }
+            header_seen = true;
+            let v = js_version(
+                object
+                    .get("version")
+                    .map(session_reference::raw::to_raw)
+                    .as_deref(),
+            );
+            version = if v < 2.0 {
+                1
+            } else if v < 3.0 {
+                2
+            } else {
+                3
+            };
+            if version < 3 {
+                let steps = if version == 1 {
+                    "v1→v2→v3"
+                } else {
+                    "v2→v3"
+                };
+                add(number, Level::Warning, format!("legacy version {version}; loading migrates it ({steps}) and rewrites the file"), None, Some("/version".into()));
+            }
+            check_schema(
+                schemas,
+                options.profile.unwrap_or(Profile::Omp),
+                version,
+                number,
+                &value,
+                &mut add,
+            );
+            continue;
+        }
+        if !header_seen {
+            add(
+                number,
+                Level::Error,
+                "entry before the session header; the header must be the first line".into(),
+                id.clone(),
+                None,
+            );
+            header_seen = true;
+        }
+        match type_name.as_str() {
+            "model_change" if object.contains_key("modelId") => votes.0 += 1,
+            "model_change" | "ttsr_injection" | "session_init" | "mode_change" => votes.1 += 1,
+            "session_info" => votes.0 += 1,
+            _ => {}
+        }
+        let parent = object
+            .get("parentId")
+            .and_then(Value::as_str)
+            .filter(|p| !p.is_empty())
+            .map(str::to_owned);
+        if let Some(id) = &id {
+            if let Some(first) = nodes.get(id) {
+                add(
+                    number,
+                    Level::Error,
+                    format!(
+                        "duplicate id (first on line {}); the later entry wins",
+                        first.line
+                    ),
+                    Some(id.clone()),
+                    Some("/id".into()),
+                );
+            }
+            nodes.insert(
+                id.clone(),
+                Node {
+                    line: number,
+                    parent,
+                },
+            );
+        }
+        let text_field = |key: &str| object.get(key).and_then(Value::as_str).map(str::to_owned);
+        match (type_name.as_str(), &id) {
+            ("label", Some(id)) => {
+                labels.extend(text_field("targetId").map(|t| (number, id.clone(), t)));
+            }
+            ("compaction", Some(id)) => {
+                kept.extend(text_field("firstKeptEntryId").map(|k| (number, id.clone(), k)));
+            }
+            ("branch_summary", Some(id)) => {
+                from_ids.extend(text_field("fromId").map(|f| (number, id.clone(), f)));
+            }
+            _ => {}
+        }
+        if text.contains(BLOB_PREFIX) {
+            blob_refs(
+                &value,
+                "",
+                &mut |pointer, reference| match BlobRef::parse(reference) {
+                    Err(e) => add(
+                        number,
+                        Level::Error,
+                        e.to_string(),
+                        id.clone(),
+                        Some(pointer.to_owned()),
+                    ),
+                    Ok(Some(blob)) => {
+                        if let Some(dir) = &options.blob_dir {
+                            if !blob.path_in(dir).is_file() {
+                                add(
+                                    number,
+                                    Level::Warning,
+                                    format!(
+                                        "blob {} is not in the blob store {}",
+                                        blob.hash(),
+                                        dir.display()
+                                    ),
+                                    id.clone(),
+                                    Some(pointer.to_owned()),
+                                );
+                            }
+                        }
+                    }
+                    Ok(None) => {}
+                },
+            );
+        }
+        // With --profile auto, a line is checked with the profile its shape belongs to.
+        let line_profile = match (options.profile, type_name.as_str()) {
+            (Some(p), _) => p,
+            (None, "session_info") => Profile::Pi,
+            (None, "model_change") if object.contains_key("modelId") => Profile::Pi,
+            (None, _) => Profile::Omp,
+        };
+        check_schema(schemas, line_profile, version, number, &value, &mut add);
+    }
+    if !header_seen {
+        add(
+            0,
+            Level::Error,
+            "no session header; the file is not a session".into(),
+            None,
+            None,
+        );
+    }
+    let profile = profile
+        .get_or_insert(if votes.0 > votes.1 {
+            Profile::Pi
+        } else {
+            Profile::Omp
+        })
+        .to_owned();
+    for (id, node) in &nodes {
+        if let Some(parent) = &node.parent {
+            if !nodes.contains_key(parent) {
+                add(node.line, Level::Error, format!("parentId {parent:?} is not an entry of this session; the entry becomes a root"), Some(id.clone()), Some("/parentId".into()));
+            }
+        }
+    }
+    for (line, id) in cycles(&nodes) {
+        add(
+            line,
+            Level::Error,
+            "parentId chain returns to this entry (a cycle)".into(),
+            Some(id),
+            Some("/parentId".into()),
+        );
+    }
+    for (line, id, target) in labels {
+        if !nodes.contains_key(&target) {
+            add(
+                line,
+                Level::Warning,
+                format!("label on {target:?}, which is not an entry of this session"),
+                Some(id),
+                Some("/targetId".into()),
+            );
+        }
+    }
+    for (line, id, first) in kept {
+        if !ancestors(&nodes, &id).contains(first.as_str()) {
+            add(line, Level::Warning, format!("firstKeptEntryId {first:?} is not an ancestor of this compaction; nothing before it is kept"), Some(id), Some("/firstKeptEntryId".into()));
+        }
+    }
+    for (line, id, from) in from_ids {
+        if from != "root" && !nodes.contains_key(&from) {
+            add(
+                line,
+                Level::Warning,
+                format!("fromId {from:?} is not an entry of this session"),
+                Some(id),
+                Some("/fromId".into()),
+            );
+        }
+    }
+    findings.sort_by_key(|f| f.line);
+    (findings, profile)
+}
+
+fn check_schema(
+    schemas: &Schemas,
+    profile: Profile,
+    version: u32,
+    line: usize,
+    value: &Value,
+    add: &mut dyn FnMut(usize, Level, String, Option<String>, Option<String>),
+) {
+    let type_name = value["type"].as_str().unwrap_or_default();
+    if let Some(validator) = schemas.validator(profile, version, type_name) {
+        for error in validator.iter_errors(value) {
+            let pointer = error.instance_path().to_string();
+            let id = value["id"].as_str().map(str::to_owned);
+            add(
+                line,
+                Level::Error,
+                format!("{type_name}: {error}"),
+                id,
+                Some(if pointer.is_empty() {
+                    "/".into()
+                } else {
+                    pointer
+                }),
+            );
+        }
+    }
+}
+
+/// Entries whose parent chain comes back to them, with their line, each cycle reported once (at its first line).
+fn cycles(nodes: &HashMap<String, Node>) -> Vec<(usize, String)> {
+    let mut done: HashSet<&str> = HashSet::new();
+    let mut found = Vec::new();
+    let mut ids: Vec<&String> = nodes.keys().collect();
+    ids.sort_by_key(|id| nodes[*id].line);
+    for start in ids {
+        let mut path: Vec<&str> = Vec::new();
+        let mut on_path: HashSet<&str> = HashSet::new();
+        let mut current = Some(start.as_str());
+        while let Some(id) = current {
+            if done.contains(id) {
+                break;
+            }
+            if !on_path.insert(id) {
+                let cycle_start = path.iter().position(|p| *p == id).unwrap_or(0);
+                let first = path[cycle_start..]
+                    .iter()
+                    .min_by_key(|p| nodes[**p].line)
+                    .copied()
+                    .unwrap_or(id);
+                found.push((nodes[first].line, first.to_owned()));
+                break;
+            }
+            path.push(id);
+            current = nodes
+                .get(id)
+                .and_then(|n| n.parent.as_deref())
+                .filter(|p| nodes.contains_key(*p));
+        }
+        done.extend(path);
+    }
+    found
+}
+
+fn ancestors<'a>(nodes: &'a HashMap<String, Node>, id: &str) -> HashSet<&'a str> {
+    let mut seen = HashSet::new();
+    let mut current = nodes.get(id).and_then(|n| n.parent.as_deref());
+    while let Some(parent) = current {
+        let Some((key, node)) = nodes.get_key_value(parent) else {
+            break;
+        };
+        if !seen.insert(key.as_str()) {
+            break;
+        }
+        current = node.parent.as_deref();
+    }
+    seen
+}
+
+fn blob_refs(value: &Value, pointer: &str, found: &mut dyn FnMut(&str, &str)) {
+    match value {
+        Value::String(s) if s.starts_with(BLOB_PREFIX) => found(pointer, s),
+        Value::Array(items) => {
+            for (i, v) in items.iter().enumerate() {
+                blob_refs(v, &format!("{pointer}/{i}"), found);
+            }
+        }
+        Value::Object(map) => {
+            for (k, v) in map {
+                blob_refs(
+                    v,
+                    &format!("{pointer}/{}", k.replace('~', "~0").replace('/', "~1")),
+                    found,
+                );
+            }
+        }
+        _ => {}
+    }
+}
+
+/// The session files under `path`: the file itself, or every `*.jsonl` below a directory.
+pub fn files(path: &Path) -> std::io::Result<Vec<PathBuf>> {
+    if !path.is_dir() {
+        return Ok(vec![path.to_owned()]);
+    }
+    let mut out = Vec::new();
+    let mut stack = vec![path.to_owned()];
+    while let Some(dir) = stack.pop() {
+        for item in std::fs::read_dir(&dir)? {
+            let p = item?.path();
+            if p.is_dir() {
+                stack.push(p);
+            } else if p.extension().is_some_and(|e| e == "jsonl") {
+                out.push(p);
+            }
+        }
+    }
+    out.sort();
+    Ok(out)
+}
+
+/// Validates a file by path.
+pub fn validate_file(
+    path: &Path,
+    schemas: &Schemas,
+    options: &Options,
+) -> std::io::Result<(Vec<Finding>, Profile)> {
+    let file = File::open(path)?;
+    Ok(validate_reader(
+        &path.display().to_string(),
+        file,
+        schemas,
+        options,
+    ))
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    const H: &str =
+        r#"{"type":"session","version":3,"id":"s","timestamp":"2025-01-01T00:00:00Z","cwd":"/p"}"#;
+
+    fn check(lines: &[&str]) -> Vec<String> {
+        let text = format!("{H}\n{}\n", lines.join("\n"));
+        let options = Options {
+            profile: Some(Profile::Omp),
+            blob_dir: None,
+        };
+        validate_reader("f", text.as_bytes(), &Schemas::new(), &options)
+            .0
+            .iter()
+            .map(ToString::to_string)
+            .collect()
+    }
+
+    fn msg(id: &str, parent: &str) -> String {
+        format!(
+            r#"{{"type":"message","id":"{id}","parentId":{parent},"timestamp":"t","message":{{"role":"user","content":"x"}}}}"#
+        )
+    }
+
+    #[test]
+    fn a_clean_file_has_no_findings() {
+        assert_eq!(
+            check(&[&msg("a", "null"), &msg("b", "\"a\"")]),
+            Vec::<String>::new()
+        );
+    }
+
+    #[test]
+    fn every_finding_names_its_line() {
+        let cases: &[(&[&str], &str)] = &[
+            (&["not json"], "f:2: error: not JSON"),
+            (&["null"], "f:2: error: not a JSON object"),
+            (
+                &[r#"{"type":"message","id":"a","parentId":null,"timestamp":"t"}"#],
+                "f:2: error: message: \"message\" is a required property [a] (/)",
+            ),
+            (
+                &[&msg("a", "null"), &msg("a", "null")],
+                "f:3: error: duplicate id (first on line 2)",
+            ),
+            (
+                &[&msg("a", "\"zz\"")],
+                "f:2: error: parentId \"zz\" is not an entry",
+            ),
+            (
+                &[&msg("a", "\"b\""), &msg("b", "\"a\"")],
+                "f:2: error: parentId chain returns",
+            ),
+            (
+                &[
+                    &msg("a", "null"),
+                    r#"{"type":"label","id":"l","parentId":"a","timestamp":"t","targetId":"ghost","label":"x"}"#,
+                ],
+                "f:3: warning: label on \"ghost\"",
+            ),
+            (
+                &[
+                    &msg("a", "null"),
+                    r#"{"type":"compaction","id":"c","parentId":"a","timestamp":"t","summary":"s","firstKeptEntryId":"zz","tokensBefore":1}"#,
+                ],
+                "f:3: warning: firstKeptEntryId \"zz\"",
+            ),
+            (
+                &[
+                    &msg("a", "null"),
+                    r#"{"type":"branch_summary","id":"b","parentId":"a","timestamp":"t","fromId":"zz","summary":"s"}"#,
+                ],
+                "f:3: warning: fromId \"zz\"",
+            ),
+            (&[H], "f:2: error: a second session header"),
+            (
+                &[
+                    r#"{"type":"message","id":"a","parentId":null,"timestamp":"t","message":{"role":"user","content":[{"type":"image","data":"blob:sha256:../x"}]}}"#,
+                ],
+                "f:2: error: invalid blob reference",
+            ),
+        ];
+        for (lines, expected) in cases {
+            let findings = check(lines);
+            assert!(
+                findings.iter().any(|f| f.starts_with(expected)),
+                "{expected}\n{findings:#?}"
+            );
+        }
+    }
+
+    #[test]
+    fn legacy_versions_warn_and_profile_is_decided_from_content() {
+        let text = "{\"type\":\"session\",\"id\":\"s\",\"timestamp\":\"t\",\"cwd\":\"/p\"}\n{\"type\":\"model_change\",\"provider\":\"p\",\"modelId\":\"m\",\"timestamp\":\"t\"}\n";
+        let (findings, profile) = validate_reader(
+            "f",
+            text.as_bytes(),
+            &Schemas::new(),
+            &Options {
+                profile: None,
+                blob_dir: None,
+            },
+        );
+        assert_eq!(profile, Profile::Pi);
+        assert_eq!(findings.len(), 1, "{findings:?}");
+        assert!(findings[0]
+            .to_string()
+            .starts_with("f:1: warning: legacy version 1"));
+    }
+}
