@@ -6,7 +6,7 @@ use std::path::Path;
 use proptest::prelude::*;
 use serde_json::Value;
 use session_conformance::execute::{run_step, substitute};
-use session_generators::{damage, damages, legacy, ops, steps, Op};
+use session_generators::{damage, damages, legacy, ops, rewire, steps, Op};
 use session_reference::context::{build_context, LeafChoice};
 use session_reference::ids::{FixedClock, SequentialIds};
 use session_reference::migrate::{migrate, v1_to_v2, v2_to_v3};
@@ -142,6 +142,21 @@ proptest! {
             let found = kept[at..].iter().position(|k| *k == entry.raw.get());
             prop_assert!(found.is_some(), "lost {}", entry.raw.get());
             at += found.unwrap_or(0) + 1;
+        }
+    }
+
+    #[test]
+    fn walks_terminate_on_dangling_parents_and_cycles((profile, text) in session(), dangling in proptest::option::of(any::<usize>()), cycle in proptest::option::of(any::<usize>())) {
+        let rewired = rewire(&text, dangling, cycle);
+        let tree = Tree::new(parse(rewired.as_bytes(), profile).entries);
+        let listed: Vec<String> = tree.tree().into_iter().map(|n| n.id).collect();
+        let unique: HashSet<&String> = listed.iter().collect();
+        prop_assert_eq!(unique.len(), listed.len());
+        prop_assert_eq!(unique.len(), ids(&tree).into_iter().collect::<HashSet<_>>().len());
+        for id in ids(&tree) {
+            let path = tree.branch_path(Some(&id));
+            prop_assert!(path.len() <= tree.entries().len());
+            let _ = build_context(&tree, LeafChoice::Id(&id), profile);
         }
     }
 }

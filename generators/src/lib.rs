@@ -311,6 +311,28 @@ pub fn damage(text: &str, damage: &Damage) -> String {
     out
 }
 
+/// Rewires parent links of a session file's entries: one entry gets a parent that
+/// does not exist (dangling), and/or the first entry gets a later entry as its
+/// parent (a cycle through the root). Lines stay valid JSON.
+pub fn rewire(text: &str, dangling: Option<usize>, cycle: Option<usize>) -> String {
+    let mut lines: Vec<Value> = text
+        .lines()
+        .filter_map(|l| serde_json::from_str(l).ok())
+        .collect();
+    let entries = lines.len().saturating_sub(1);
+    if entries == 0 {
+        return text.to_owned();
+    }
+    if let Some(at) = dangling {
+        lines[1 + at % entries]["parentId"] = json!("deadbeef");
+    }
+    if let Some(at) = cycle {
+        let later = lines[1 + at % entries]["id"].clone();
+        lines[1]["parentId"] = later;
+    }
+    lines.iter().map(|l| format!("{l}\n")).collect()
+}
+
 /// What [`damage`] does to a file.
 #[derive(Debug, Clone, PartialEq)]
 pub struct Damage {
@@ -393,6 +415,20 @@ mod tests {
             assert!(damaged.contains(line));
         }
         assert!(damaged.starts_with('\u{feff}') && damaged.contains("\r\n"));
+    }
+
+    #[test]
+    fn rewire_makes_dangling_parents_and_cycles() {
+        let text = format!(
+            "{V3}{}\n",
+            r#"{"type":"message","id":"b","parentId":"a","timestamp":"t","message":{"role":"user","content":"x"}}"#
+        );
+        let rewired = rewire(&text, Some(1), Some(1));
+        assert!(
+            rewired.contains(r#""id":"b","parentId":"deadbeef""#)
+                || rewired.contains(r#""parentId":"deadbeef""#)
+        );
+        assert!(rewired.contains(r#""id":"a","parentId":"b""#));
     }
 
     #[test]

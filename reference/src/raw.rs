@@ -114,6 +114,9 @@ impl<'a> RawObject<'a> {
 /// no nesting limit (the stack grows on the heap), and lone UTF-16 surrogate
 /// escapes, which Rust strings cannot hold, read as U+FFFD.
 pub fn parse_value(text: &str) -> Result<serde_json::Value, serde_json::Error> {
+    if let Ok(value) = serde_json::from_str(text) {
+        return Ok(value);
+    }
     let strict = deep_parse(text);
     match strict {
         Err(e) if text.contains("\\u") => deep_parse(&replace_lone_surrogates(text)).map_err(|_| e),
