@@ -330,7 +330,12 @@ pub fn rewire(text: &str, dangling: Option<usize>, cycle: Option<usize>) -> Stri
         let later = lines[1 + at % entries]["id"].clone();
         lines[1]["parentId"] = later;
     }
-    lines.iter().map(|l| format!("{l}\n")).collect()
+    let mut out = String::with_capacity(text.len());
+    for line in &lines {
+        out.push_str(&line.to_string());
+        out.push('\n');
+    }
+    out
 }
 
 /// What [`damage`] does to a file.
