@@ -27,4 +27,5 @@ pub mod protocol;
 pub mod report;
 pub mod runner;
 pub mod schema;
+pub mod schema_diff;
 pub mod validate;

@@ -117,8 +117,10 @@ enum Command {
         #[arg(long, value_enum, default_value_t = TreeFormat::Text)]
         format: TreeFormat,
     },
-    /// Check or regenerate the JSON Schemas in schemas/ from the Rust types.
+    /// Check or regenerate the JSON Schemas in schemas/ from the Rust types; `schema diff` compares two sets.
     Schema {
+        #[command(subcommand)]
+        action: Option<SchemaCommand>,
         /// Write the schemas (default: only check that they are current; exit 1 if not).
         #[arg(long)]
         write: bool,
@@ -163,6 +165,20 @@ enum Command {
         /// Output format.
         #[arg(long, value_enum, default_value_t = TreeFormat::Text)]
         format: TreeFormat,
+    },
+}
+
+#[derive(Subcommand)]
+enum SchemaCommand {
+    /// Classify every change between two schema sets as compatible, narrowing or breaking.
+    ///
+    /// OLD and NEW are folders, or `git:REV` for the schemas/ folder at a git revision.
+    /// Exit status: 0 nothing breaking, 1 a breaking change, 2 usage or IO error.
+    Diff {
+        /// The old schema set.
+        old: String,
+        /// The new schema set.
+        new: String,
     },
 }
 
@@ -321,7 +337,32 @@ fn dispatch(command: Command) -> Result<ExitCode, String> {
                 }
             }
         }
-        Command::Schema { write, dir } => {
+        Command::Schema {
+            action: Some(SchemaCommand::Diff { old, new }),
+            ..
+        } => {
+            let (old, new) = (schema_set(&old)?, schema_set(&new)?);
+            let changes = session_conformance::schema_diff::diff_sets(&old, &new);
+            let breaking = changes
+                .iter()
+                .filter(|c| c.impact == session_conformance::schema_diff::Impact::Breaking)
+                .count();
+            let mut out = String::new();
+            for change in &changes {
+                out.push_str(&format!("{change}\n"));
+            }
+            out.push_str(&format!(
+                "{} change(s), {breaking} breaking\n",
+                changes.len()
+            ));
+            write_stdout(&out)?;
+            Ok(if breaking > 0 {
+                ExitCode::from(1)
+            } else {
+                ExitCode::SUCCESS
+            })
+        }
+        Command::Schema { write, dir, .. } => {
             if write {
                 for path in schema::write(&dir).map_err(|e| format!("{}: {e}", dir.display()))? {
                     println!("wrote {}", path.display());
@@ -443,6 +484,37 @@ fn run(args: &RunArgs) -> Result<ExitCode, String> {
     } else {
         ExitCode::from(1)
     })
+}
+
+/// A schema set: a folder, or `git:REV` (schemas/ at that revision).
+fn schema_set(spec: &str) -> Result<std::collections::BTreeMap<String, serde_json::Value>, String> {
+    let Some(rev) = spec.strip_prefix("git:") else {
+        return session_conformance::schema_diff::read_dir(Path::new(spec));
+    };
+    let git = |args: &[&str]| -> Result<String, String> {
+        let output = std::process::Command::new("git")
+            .args(args)
+            .output()
+            .map_err(|e| format!("git: {e}"))?;
+        if !output.status.success() {
+            return Err(format!(
+                "git {}: {}",
+                args.join(" "),
+                String::from_utf8_lossy(&output.stderr).trim()
+            ));
+        }
+        Ok(String::from_utf8_lossy(&output.stdout).into_owned())
+    };
+    let mut set = std::collections::BTreeMap::new();
+    for file in git(&["ls-tree", "-r", "--name-only", rev, "schemas/"])?
+        .lines()
+        .filter(|f| f.ends_with(".json"))
+    {
+        let text = git(&["show", &format!("{rev}:{file}")])?;
+        let value = serde_json::from_str(&text).map_err(|e| format!("{rev}:{file}: {e}"))?;
+        set.insert(file.trim_start_matches("schemas/").to_owned(), value);
+    }
+    Ok(set)
 }
 
 fn validate_paths(

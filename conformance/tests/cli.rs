@@ -163,3 +163,89 @@ fn committed_schemas_match_the_code() {
         "stale schemas {stale:?}; run `cargo run -p session-conformance -- schema --write`"
     );
 }
+
+#[test]
+fn validate_reports_each_finding_with_its_line_and_exit_code() {
+    cli().args(["validate", "tests/fixtures/small.jsonl", "tests/fixtures/omp-session.jsonl"]).assert().code(1).stdout_eq(
+        "tests/fixtures/small.jsonl:3: error: not JSON; the line is skipped when loading\n  (profile omp, decided from the content)\n2 file(s), 1 error(s), 0 warning(s)\n",
+    );
+    cli().args(["validate", "--profile", "omp", "tests/fixtures/invalid.jsonl"]).assert().code(1).stdout_eq(
+        "\
+tests/fixtures/invalid.jsonl:1: warning: legacy version 2; loading migrates it (v2→v3) and rewrites the file (/version)
+tests/fixtures/invalid.jsonl:3: error: not JSON; the line is skipped when loading
+tests/fixtures/invalid.jsonl:4: error: duplicate id (first on line 2); the later entry wins [aaaa0001] (/id)
+tests/fixtures/invalid.jsonl:4: error: message: \"message\" is a required property [aaaa0001] (/)
+tests/fixtures/invalid.jsonl:4: error: parentId \"aaaa0009\" is not an entry of this session; the entry becomes a root [aaaa0001] (/parentId)
+tests/fixtures/invalid.jsonl:5: warning: label on \"ghost\", which is not an entry of this session [aaaa0003] (/targetId)
+1 file(s), 4 error(s), 2 warning(s)
+",
+    );
+    cli()
+        .args([
+            "validate",
+            "--profile",
+            "pi",
+            "tests/fixtures/omp-session.jsonl",
+        ])
+        .assert()
+        .code(1);
+    cli()
+        .args(["validate", "tests/fixtures/nope.jsonl"])
+        .assert()
+        .code(2);
+    let out = cli()
+        .args(["validate", "--format", "json", "tests/fixtures/small.jsonl"])
+        .assert()
+        .code(1)
+        .get_output()
+        .stdout
+        .clone();
+    let last = String::from_utf8(out)
+        .unwrap()
+        .lines()
+        .last()
+        .unwrap()
+        .to_owned();
+    assert_eq!(
+        last,
+        r#"{"type":"summary","files":1,"errors":1,"warnings":0}"#
+    );
+}
+
+#[test]
+fn validate_finds_no_errors_in_files_the_real_implementations_wrote() {
+    for file in [
+        "../conformance/adapters/pi-mono/fixtures/real-session.jsonl",
+        "../conformance/adapters/omp/fixtures/real-session.jsonl",
+    ] {
+        cli().args(["validate", file]).assert().success();
+    }
+}
+
+#[test]
+fn schema_diff_classifies_and_fails_on_breaking_changes() {
+    let out = cli()
+        .args(["schema", "diff", "../schemas/pi", "../schemas/omp"])
+        .assert()
+        .code(1)
+        .get_output()
+        .stdout
+        .clone();
+    let text = String::from_utf8(out).unwrap();
+    for expected in [
+        "breaking: session_info.schema.json: schema removed",
+        "narrowing: model_change.schema.json/model: required field added",
+        "compatible: ttsr_injection.schema.json: schema added",
+    ] {
+        assert!(text.contains(expected), "{expected}\n{text}");
+    }
+    cli()
+        .args(["schema", "diff", "../schemas", "../schemas"])
+        .assert()
+        .success()
+        .stdout_eq("0 change(s), 0 breaking\n");
+    cli()
+        .args(["schema", "diff", "../schemas/nope", "../schemas"])
+        .assert()
+        .code(2);
+}

@@ -1,0 +1,349 @@
+//! `schema diff OLD NEW`: classify every change between two schema sets, so a format change is deliberate.
+//!
+//! - compatible: a new optional field, a new entry type, a widened type, a new enum value;
+//! - narrowing: a field made required, a new required field, an enum value removed, a narrowed type;
+//! - breaking: a field or entry type removed, a type changed, a constant changed.
+
+use std::collections::{BTreeMap, BTreeSet};
+use std::fmt;
+use std::path::Path;
+
+use serde_json::Value;
+
+/// How a change affects existing files and readers.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord)]
+pub enum Impact {
+    /// Old files stay valid and old readers keep working.
+    Compatible,
+    /// Some old files become invalid.
+    Narrowing,
+    /// Old readers or files break.
+    Breaking,
+}
+
+/// One classified change.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Change {
+    /// Its impact.
+    pub impact: Impact,
+    /// The schema file.
+    pub file: String,
+    /// Where in it (a JSON-Pointer-like path of fields).
+    pub at: String,
+    /// What changed.
+    pub message: String,
+}
+
+impl fmt::Display for Change {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        let impact = match self.impact {
+            Impact::Compatible => "compatible",
+            Impact::Narrowing => "narrowing",
+            Impact::Breaking => "breaking",
+        };
+        write!(f, "{impact}: {}{}: {}", self.file, self.at, self.message)
+    }
+}
+
+/// Reads every `*.json` file under `dir`: relative path → schema.
+pub fn read_dir(dir: &Path) -> Result<BTreeMap<String, Value>, String> {
+    let mut out = BTreeMap::new();
+    let mut stack = vec![dir.to_path_buf()];
+    while let Some(current) = stack.pop() {
+        for item in
+            std::fs::read_dir(&current).map_err(|e| format!("{}: {e}", current.display()))?
+        {
+            let path = item.map_err(|e| e.to_string())?.path();
+            if path.is_dir() {
+                stack.push(path);
+            } else if path.extension().is_some_and(|e| e == "json") {
+                let text = std::fs::read_to_string(&path)
+                    .map_err(|e| format!("{}: {e}", path.display()))?;
+                let value =
+                    serde_json::from_str(&text).map_err(|e| format!("{}: {e}", path.display()))?;
+                let rel = path
+                    .strip_prefix(dir)
+                    .unwrap_or(&path)
+                    .to_string_lossy()
+                    .replace('\\', "/");
+                out.insert(rel, value);
+            }
+        }
+    }
+    Ok(out)
+}
+
+/// Every change from `old` to `new` (files matched by relative path).
+pub fn diff_sets(old: &BTreeMap<String, Value>, new: &BTreeMap<String, Value>) -> Vec<Change> {
+    let mut changes = Vec::new();
+    for (file, old_schema) in old {
+        match new.get(file) {
+            Some(new_schema) => diff(file, "", old_schema, new_schema, &mut changes),
+            None => changes.push(Change {
+                impact: Impact::Breaking,
+                file: file.clone(),
+                at: String::new(),
+                message: "schema removed".into(),
+            }),
+        }
+    }
+    for file in new.keys().filter(|f| !old.contains_key(*f)) {
+        changes.push(Change {
+            impact: Impact::Compatible,
+            file: file.clone(),
+            at: String::new(),
+            message: "schema added".into(),
+        });
+    }
+    changes
+}
+
+/// Every change between two schemas (objects, their properties, union branches by `type`).
+pub fn diff(file: &str, at: &str, old: &Value, new: &Value, out: &mut Vec<Change>) {
+    let push = |out: &mut Vec<Change>, impact, at: String, message: String| {
+        out.push(Change {
+            impact,
+            file: file.to_owned(),
+            at,
+            message,
+        });
+    };
+    let (old_types, new_types) = (types(old), types(new));
+    if !old_types.is_empty() && !new_types.is_empty() && old_types != new_types {
+        let impact = if new_types.is_superset(&old_types) {
+            Impact::Compatible
+        } else if new_types.is_subset(&old_types) {
+            Impact::Narrowing
+        } else {
+            Impact::Breaking
+        };
+        push(
+            out,
+            impact,
+            at.to_owned(),
+            format!("type {old_types:?} → {new_types:?}"),
+        );
+    }
+    if old.get("const").is_some() && old.get("const") != new.get("const") {
+        push(
+            out,
+            Impact::Breaking,
+            at.to_owned(),
+            format!(
+                "constant {} → {}",
+                old["const"],
+                new.get("const").unwrap_or(&Value::Null)
+            ),
+        );
+    }
+    if let (Some(a), Some(b)) = (
+        old.get("enum").and_then(Value::as_array),
+        new.get("enum").and_then(Value::as_array),
+    ) {
+        for v in a.iter().filter(|v| !b.contains(v)) {
+            push(
+                out,
+                Impact::Narrowing,
+                at.to_owned(),
+                format!("enum value {v} removed"),
+            );
+        }
+        for v in b.iter().filter(|v| !a.contains(v)) {
+            push(
+                out,
+                Impact::Compatible,
+                at.to_owned(),
+                format!("enum value {v} added"),
+            );
+        }
+    }
+    let (old_req, new_req) = (required(old), required(new));
+    let empty = serde_json::Map::new();
+    let old_props = old
+        .get("properties")
+        .and_then(Value::as_object)
+        .unwrap_or(&empty);
+    let new_props = new
+        .get("properties")
+        .and_then(Value::as_object)
+        .unwrap_or(&empty);
+    for (name, old_prop) in old_props {
+        let here = format!("{at}/{name}");
+        let Some(new_prop) = new_props.get(name) else {
+            push(out, Impact::Breaking, here, "field removed".into());
+            continue;
+        };
+        if new_req.contains(name) && !old_req.contains(name) {
+            push(
+                out,
+                Impact::Narrowing,
+                here.clone(),
+                "field made required".into(),
+            );
+        }
+        if old_req.contains(name) && !new_req.contains(name) {
+            push(
+                out,
+                Impact::Compatible,
+                here.clone(),
+                "field made optional".into(),
+            );
+        }
+        diff(file, &here, old_prop, new_prop, out);
+    }
+    for name in new_props.keys().filter(|n| !old_props.contains_key(*n)) {
+        let (impact, what) = if new_req.contains(name) {
+            (Impact::Narrowing, "required field added")
+        } else {
+            (Impact::Compatible, "optional field added")
+        };
+        push(out, impact, format!("{at}/{name}"), what.into());
+    }
+    let (old_branches, new_branches) = (branches(old), branches(new));
+    for (tag, branch) in &old_branches {
+        match new_branches.get(tag) {
+            Some(other) => diff(file, &format!("{at}[{tag}]"), branch, other, out),
+            None => push(
+                out,
+                Impact::Breaking,
+                format!("{at}[{tag}]"),
+                "entry type removed".into(),
+            ),
+        }
+    }
+    for tag in new_branches
+        .keys()
+        .filter(|t| !old_branches.contains_key(*t))
+    {
+        push(
+            out,
+            Impact::Compatible,
+            format!("{at}[{tag}]"),
+            "entry type added".into(),
+        );
+    }
+    if let (Some(a), Some(b)) = (
+        old.get("$defs").and_then(Value::as_object),
+        new.get("$defs").and_then(Value::as_object),
+    ) {
+        for (name, def) in a {
+            if let Some(other) = b.get(name) {
+                diff(file, &format!("{at}/$defs/{name}"), def, other, out);
+            }
+        }
+    }
+}
+
+fn types(schema: &Value) -> BTreeSet<String> {
+    match schema.get("type") {
+        Some(Value::String(t)) => BTreeSet::from([t.clone()]),
+        Some(Value::Array(ts)) => ts
+            .iter()
+            .filter_map(|t| t.as_str().map(str::to_owned))
+            .collect(),
+        _ => BTreeSet::new(),
+    }
+}
+
+fn required(schema: &Value) -> BTreeSet<String> {
+    schema
+        .get("required")
+        .and_then(Value::as_array)
+        .map(|r| {
+            r.iter()
+                .filter_map(|v| v.as_str().map(str::to_owned))
+                .collect()
+        })
+        .unwrap_or_default()
+}
+
+/// Union branches keyed by their `type` constant (the header's is `session`).
+fn branches(schema: &Value) -> BTreeMap<String, Value> {
+    let mut out = BTreeMap::new();
+    for branch in schema
+        .get("oneOf")
+        .and_then(Value::as_array)
+        .into_iter()
+        .flatten()
+    {
+        let tag = match branch["properties"]["type"]["const"].as_str() {
+            Some(tag) => tag.to_owned(),
+            None if branch["properties"]["type"].get("$ref").is_some() => "session".to_owned(),
+            None => "*".to_owned(),
+        };
+        out.insert(tag, branch.clone());
+    }
+    out
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::schema::line_union;
+    use serde_json::json;
+    use session_reference::model::Profile;
+
+    fn impacts(changes: &[Change]) -> Vec<String> {
+        changes.iter().map(ToString::to_string).collect()
+    }
+
+    #[test]
+    fn field_changes_are_classified() {
+        let old = json!({"type": "object", "required": ["a", "b"], "properties": {"a": {"type": "string"}, "b": {"type": "string"}, "c": {"type": "string", "enum": ["x", "y"]}}});
+        let new = json!({"type": "object", "required": ["a", "c"], "properties": {"a": {"type": ["string", "null"]}, "c": {"type": "integer", "enum": ["x"]}, "d": {"type": "string"}}});
+        let mut out = Vec::new();
+        diff("f", "", &old, &new, &mut out);
+        let got = impacts(&out);
+        for expected in [
+            "compatible: f/a: type",
+            "breaking: f/b: field removed",
+            "narrowing: f/c: field made required",
+            "breaking: f/c: type",
+            "narrowing: f/c: enum value \"y\" removed",
+            "compatible: f/d: optional field added",
+        ] {
+            assert!(
+                got.iter().any(|g| g.starts_with(expected)),
+                "{expected}\n{got:#?}"
+            );
+        }
+    }
+
+    #[test]
+    fn v2_to_v3_and_pi_to_omp() {
+        let mut out = Vec::new();
+        diff(
+            "line",
+            "",
+            &line_union(Profile::Omp, 2),
+            &line_union(Profile::Omp, 3),
+            &mut out,
+        );
+        assert!(
+            impacts(&out)
+                .iter()
+                .any(|c| c.starts_with("breaking: line[session]/version: constant 2")),
+            "{out:#?}"
+        );
+        let mut out = Vec::new();
+        diff(
+            "line",
+            "",
+            &line_union(Profile::Pi, 3),
+            &line_union(Profile::Omp, 3),
+            &mut out,
+        );
+        let got = impacts(&out);
+        for expected in [
+            "breaking: line[session_info]: entry type removed",
+            "breaking: line[model_change]/modelId: field removed",
+            "narrowing: line[model_change]/model: required field added",
+            "compatible: line[ttsr_injection]: entry type added",
+        ] {
+            assert!(
+                got.iter().any(|g| g.starts_with(expected)),
+                "{expected}\n{got:#?}"
+            );
+        }
+    }
+}
