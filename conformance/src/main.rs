@@ -347,14 +347,8 @@ fn dispatch(command: Command) -> Result<ExitCode, String> {
                 .iter()
                 .filter(|c| c.impact == session_conformance::schema_diff::Impact::Breaking)
                 .count();
-            let mut out = String::new();
-            for change in &changes {
-                out.push_str(&format!("{change}\n"));
-            }
-            out.push_str(&format!(
-                "{} change(s), {breaking} breaking\n",
-                changes.len()
-            ));
+            let mut out: String = changes.iter().map(|c| c.to_string() + "\n").collect();
+            out += &format!("{} change(s), {breaking} breaking\n", changes.len());
             write_stdout(&out)?;
             Ok(if breaking > 0 {
                 ExitCode::from(1)
@@ -508,7 +502,11 @@ fn schema_set(spec: &str) -> Result<std::collections::BTreeMap<String, serde_jso
     let mut set = std::collections::BTreeMap::new();
     for file in git(&["ls-tree", "-r", "--name-only", rev, "schemas/"])?
         .lines()
-        .filter(|f| f.ends_with(".json"))
+        .filter(|f| {
+            Path::new(f)
+                .extension()
+                .is_some_and(|e| e.eq_ignore_ascii_case("json"))
+        })
     {
         let text = git(&["show", &format!("{rev}:{file}")])?;
         let value = serde_json::from_str(&text).map_err(|e| format!("{rev}:{file}: {e}"))?;
