@@ -348,7 +348,10 @@ fn dispatch(command: Command) -> Result<ExitCode, String> {
                 .filter(|c| c.impact == session_conformance::schema_diff::Impact::Breaking)
                 .count();
             let mut out: String = changes.iter().map(|c| c.to_string() + "\n").collect();
-            out += &format!("{} change(s), {breaking} breaking\n", changes.len());
+            {
+                use std::fmt::Write as _;
+                let _ = writeln!(out, "{} change(s), {breaking} breaking", changes.len());
+            }
             write_stdout(&out)?;
             Ok(if breaking > 0 {
                 ExitCode::from(1)
