@@ -6,7 +6,7 @@
 //! its compaction, `fromId` not found, legacy versions, blob references.
 //! Files are read line by line; memory holds one line and an index of ids.
 
-use std::collections::{HashMap, HashSet};
+use std::collections::HashMap;
 use std::fmt;
 use std::fs::File;
 use std::io::{BufRead, BufReader, Read};
@@ -192,7 +192,12 @@ pub fn validate_reader(
         }
         number += 1;
         let text = String::from_utf8_lossy(&buf);
-        let text = text.trim_start_matches('\u{feff}');
+        // A byte-order mark is dropped before the first line only (a later one makes the line unreadable).
+        let text = if number == 1 {
+            text.strip_prefix('\u{feff}').unwrap_or(&text)
+        } else {
+            &text
+        };
         if text.trim().is_empty() {
             continue;
         }
@@ -385,7 +390,8 @@ pub fn validate_reader(
             }
         }
     }
-    for (line, id) in cycles(&nodes) {
+    let index = Index::new(&nodes);
+    for (line, id) in index.cycles() {
         add(
             line,
             Level::Error,
@@ -406,7 +412,7 @@ pub fn validate_reader(
         }
     }
     for (line, id, first) in kept {
-        if !ancestors(&nodes, &id).contains(first.as_str()) {
+        if !index.has_ancestor(&id, &first) {
             add(line, Level::Warning, format!("firstKeptEntryId {first:?} is not an ancestor of this compaction; nothing before it is kept"), Some(id), Some("/firstKeptEntryId".into()));
         }
     }
@@ -453,54 +459,75 @@ fn check_schema(
     }
 }
 
-/// Entries whose parent chain comes back to them, with their line, each cycle reported once (at its first line).
-fn cycles(nodes: &HashMap<String, Node>) -> Vec<(usize, String)> {
-    let mut done: HashSet<&str> = HashSet::new();
-    let mut found = Vec::new();
-    let mut ids: Vec<&String> = nodes.keys().collect();
-    ids.sort_by_key(|id| nodes[*id].line);
-    for start in ids {
-        let mut path: Vec<&str> = Vec::new();
-        let mut on_path: HashSet<&str> = HashSet::new();
-        let mut current = Some(start.as_str());
-        while let Some(id) = current {
-            if done.contains(id) {
-                break;
-            }
-            if !on_path.insert(id) {
-                let cycle_start = path.iter().position(|p| *p == id).unwrap_or(0);
-                let first = path[cycle_start..]
-                    .iter()
-                    .min_by_key(|p| nodes[**p].line)
-                    .copied()
-                    .unwrap_or(id);
-                found.push((nodes[first].line, first.to_owned()));
-                break;
-            }
-            path.push(id);
-            current = nodes
-                .get(id)
-                .and_then(|n| n.parent.as_deref())
-                .filter(|p| nodes.contains_key(*p));
-        }
-        done.extend(path);
-    }
-    found
+/// The entries as indices in line order, with parent indices: one hash lookup per entry.
+struct Index<'a> {
+    order: Vec<(&'a String, &'a Node)>,
+    parent: Vec<Option<usize>>,
+    position: HashMap<&'a str, usize>,
 }
 
-fn ancestors<'a>(nodes: &'a HashMap<String, Node>, id: &str) -> HashSet<&'a str> {
-    let mut seen = HashSet::new();
-    let mut current = nodes.get(id).and_then(|n| n.parent.as_deref());
-    while let Some(parent) = current {
-        let Some((key, node)) = nodes.get_key_value(parent) else {
-            break;
-        };
-        if !seen.insert(key.as_str()) {
-            break;
+impl<'a> Index<'a> {
+    fn new(nodes: &'a HashMap<String, Node>) -> Index<'a> {
+        let mut order: Vec<(&String, &Node)> = nodes.iter().collect();
+        order.sort_unstable_by_key(|(_, n)| n.line);
+        let position: HashMap<&str, usize> = order
+            .iter()
+            .enumerate()
+            .map(|(i, (id, _))| (id.as_str(), i))
+            .collect();
+        let parent = order
+            .iter()
+            .map(|(_, n)| n.parent.as_deref().and_then(|p| position.get(p).copied()))
+            .collect();
+        Index {
+            order,
+            parent,
+            position,
         }
-        current = node.parent.as_deref();
     }
-    seen
+
+    /// Entries whose parent chain comes back to them: each cycle once, at its first line.
+    fn cycles(&self) -> Vec<(usize, String)> {
+        let mut state = vec![0u8; self.order.len()]; // 0 new, 1 on the current walk, 2 done
+        let mut found = Vec::new();
+        for start in 0..self.order.len() {
+            let mut path = Vec::new();
+            let mut current = Some(start);
+            while let Some(i) = current {
+                match state[i] {
+                    2 => break,
+                    1 => {
+                        let from = path.iter().position(|&p| p == i).unwrap_or(0);
+                        let first = path[from..].iter().copied().min().unwrap_or(i);
+                        found.push((self.order[first].1.line, self.order[first].0.clone()));
+                        break;
+                    }
+                    _ => {
+                        state[i] = 1;
+                        path.push(i);
+                        current = self.parent[i];
+                    }
+                }
+            }
+            for p in path {
+                state[p] = 2;
+            }
+        }
+        found
+    }
+
+    /// Whether `ancestor` is on the parent chain of `id` (bounded: cycles end the walk).
+    fn has_ancestor(&self, id: &str, ancestor: &str) -> bool {
+        let mut current = self.position.get(id).and_then(|&i| self.parent[i]);
+        for _ in 0..self.order.len() {
+            let Some(i) = current else { return false };
+            if self.order[i].0 == ancestor {
+                return true;
+            }
+            current = self.parent[i];
+        }
+        false
+    }
 }
 
 fn blob_refs(value: &Value, pointer: &str, found: &mut dyn FnMut(&str, &str)) {
