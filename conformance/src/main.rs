@@ -110,7 +110,7 @@ enum Command {
         /// The profile, or `auto` to decide from each file's content.
         #[arg(long, default_value = "auto")]
         profile: String,
-        /// The blob store to resolve `blob:sha256:` references in.
+        /// The blob store to resolve `blob:sha256:` references in (default: ~/.omp/agent/blobs when it exists).
         #[arg(long)]
         blob_dir: Option<PathBuf>,
         /// Output: text lines, or JSON Lines (one record per finding, then a summary).
@@ -530,6 +530,12 @@ fn validate_paths(
     } else {
         Some(parse_profile(profile)?)
     };
+    // Blob references resolve against the default store (~/.omp/agent/blobs) when it exists.
+    let blob_dir = blob_dir.or_else(|| {
+        std::env::var_os("HOME")
+            .map(|h| PathBuf::from(h).join(".omp/agent/blobs"))
+            .filter(|d| d.is_dir())
+    });
     let options = Options { profile, blob_dir };
     let schemas = Schemas::new();
     let (mut files, mut errors, mut warnings) = (0, 0, 0);

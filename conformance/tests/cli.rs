@@ -249,3 +249,33 @@ fn schema_diff_classifies_and_fails_on_breaking_changes() {
         .assert()
         .code(2);
 }
+
+#[test]
+fn validate_covers_every_tree_finding() {
+    let blobs = tempfile::tempdir().unwrap();
+    let out = cli()
+        .args(["validate", "--profile", "omp", "--blob-dir"])
+        .arg(blobs.path())
+        .arg("tests/fixtures/every-finding.jsonl")
+        .assert()
+        .code(1)
+        .get_output()
+        .stdout
+        .clone();
+    let text = String::from_utf8(out)
+        .unwrap()
+        .replace(&blobs.path().display().to_string(), "<blobs>");
+    let f = "tests/fixtures/every-finding.jsonl";
+    for expected in [
+        format!("{f}:1: error: entry before the session header; the header must be the first line [early]"),
+        format!("{f}:3: error: not a JSON object; the line is skipped when loading"),
+        format!("{f}:5: error: parentId chain returns to this entry (a cycle) [c1] (/parentId)"),
+        format!("{f}:7: warning: firstKeptEntryId \"c1\" is not an ancestor of this compaction; nothing before it is kept [k] (/firstKeptEntryId)"),
+        format!("{f}:8: warning: fromId \"gone\" is not an entry of this session [b] (/fromId)"),
+        format!("{f}:9: error: a second session header; it is not part of the tree [s]"),
+        format!("{f}:10: error: invalid blob reference \"blob:sha256:../x\"; expected blob:sha256:<64 lowercase hex digits> [img] (/message/content/0/data)"),
+        format!("{f}:10: warning: blob {} is not in the blob store <blobs> [img] (/message/content/1/data)", "b".repeat(64)),
+    ] {
+        assert!(text.lines().any(|l| l == expected), "missing: {expected}\n{text}");
+    }
+}

@@ -70,3 +70,45 @@ fn every_malformed_corpus_line_is_reported_at_its_line() {
     }
     assert!(checked > 20, "only {checked} malformed inputs checked");
 }
+
+#[test]
+fn files_written_by_implementations_validate_without_errors() {
+    let schemas = Schemas::new();
+    let mut checked = 0;
+    for case in corpus::load(std::path::Path::new("../corpus/cases")).unwrap() {
+        // Files written by the real implementations (real/) and by the reference from generated calls (regression/).
+        if case.group != "real" && case.group != "regression" {
+            continue;
+        }
+        let Some(input) = case.inputs.get("session.jsonl") else {
+            continue;
+        };
+        // Each file is in its writer's dialect: let validate decide the profile.
+        let (findings, profile) = validate_reader(
+            "f",
+            input.as_slice(),
+            &schemas,
+            &Options {
+                profile: None,
+                blob_dir: None,
+            },
+        );
+        let errors: Vec<_> = findings
+            .iter()
+            .filter(|f| f.level == Level::Error)
+            .collect();
+        assert!(
+            errors.is_empty(),
+            "{} ({profile}): {errors:#?}",
+            case.full_name()
+        );
+        assert_eq!(
+            profile == Profile::Pi,
+            case.file.name.starts_with("pi-mono"),
+            "{}: decided {profile}",
+            case.full_name()
+        );
+        checked += 1;
+    }
+    assert!(checked >= 4, "only {checked} files checked");
+}
