@@ -90,6 +90,10 @@ pub enum Op {
     },
     /// TTSR rules (omp).
     Ttsr(Vec<String>),
+    /// Session name (pi's `session_info`).
+    SessionInfo(String),
+    /// Session init (omp's `session_init`).
+    SessionInit(String),
     /// Mode change (omp).
     Mode {
         /// The mode.
@@ -124,10 +128,11 @@ pub fn op(profile: Profile) -> BoxedStrategy<Op> {
         1 => (word(), any::<bool>()).prop_map(|(text, display)| Op::CustomMessage { text, display }),
     ];
     match profile {
-        Profile::Pi => common.boxed(),
+        Profile::Pi => prop_oneof![12 => common, 1 => word().prop_map(Op::SessionInfo)].boxed(),
         Profile::Omp => prop_oneof![
             12 => common,
             1 => vec(prop::sample::select(vec!["r1", "r2", "r3"]).prop_map(str::to_owned), 0..3).prop_map(Op::Ttsr),
+            1 => word().prop_map(Op::SessionInit),
             1 => (prop::sample::select(vec!["plan", "none"]), any::<bool>()).prop_map(|(m, data)| Op::Mode { mode: m.into(), data }),
         ]
         .boxed(),
@@ -209,6 +214,10 @@ pub fn steps(ops: &[Op], profile: Profile) -> Vec<Value> {
                 json!({"call": "appendCustomMessageEntry", "customType": "gen", "content": text, "display": display})
             }
             Op::Ttsr(rules) => json!({"call": "appendTtsrInjection", "injectedRules": rules}),
+            Op::SessionInfo(name) => json!({"call": "appendSessionInfo", "name": name}),
+            Op::SessionInit(task) => {
+                json!({"call": "appendSessionInit", "systemPrompt": "You are a helper.", "task": task, "tools": ["read", "edit"]})
+            }
             Op::Mode { mode, data } => {
                 let mut step = json!({"call": "appendModeChange", "mode": mode});
                 if *data {
