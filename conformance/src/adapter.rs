@@ -85,7 +85,8 @@ pub struct ProcessAdapter {
 
 struct Running {
     child: Child,
-    stdin: ChildStdin,
+    /// `None` once closed (one-shot mode closes it after the request).
+    stdin: Option<ChildStdin>,
     lines: Receiver<Line>,
     stderr: Arc<Mutex<Vec<u8>>>,
 }
@@ -175,7 +176,7 @@ impl ProcessAdapter {
         });
         Ok(Running {
             child,
-            stdin,
+            stdin: Some(stdin),
             lines: rx,
             stderr,
         })
@@ -217,7 +218,7 @@ impl ProcessAdapter {
         let mut running = self.spawn()?;
         let line = serde_json::to_string(request).unwrap_or_default();
         let result = send(&mut running, &line).and_then(|()| {
-            drop(std::mem::replace(&mut running.stdin, dummy_stdin()?));
+            running.stdin = None;
             receive(&mut running, timeout)
         });
         let result = result.and_then(|l| parse_response(&l, &request.case));
@@ -289,10 +290,13 @@ impl Drop for ProcessAdapter {
 fn send(running: &mut Running, line: &str) -> Result<(), Failure> {
     let mut bytes = line.as_bytes().to_vec();
     bytes.push(b'\n');
-    running
+    let stdin = running
         .stdin
+        .as_mut()
+        .ok_or_else(|| Failure::Crash("adapter stdin is closed".into()))?;
+    stdin
         .write_all(&bytes)
-        .and_then(|()| running.stdin.flush())
+        .and_then(|()| stdin.flush())
         .map_err(|e| Failure::Crash(format!("write to adapter: {e}")))
 }
 
@@ -350,20 +354,6 @@ fn with_stderr(failure: Failure, running: &Running) -> Failure {
         )),
         other => other,
     }
-}
-
-/// Closes the real stdin by swapping in a stdin of a process that is not running anything useful.
-fn dummy_stdin() -> Result<ChildStdin, Failure> {
-    let mut child = Command::new("true")
-        .stdin(Stdio::piped())
-        .spawn()
-        .map_err(|e| Failure::Crash(e.to_string()))?;
-    let stdin = child
-        .stdin
-        .take()
-        .ok_or_else(|| Failure::Crash("no stdin".into()));
-    let _ = child.wait();
-    stdin
 }
 
 fn truncate(text: &str, max: usize) -> String {

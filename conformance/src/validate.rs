@@ -167,8 +167,6 @@ pub fn validate_reader(
     let mut number = 0;
     let mut header_seen = false;
     let mut version = 3;
-    let mut profile = options.profile;
-    let _ = &mut profile;
     let mut votes = (0usize, 0usize); // (pi, omp)
     let mut nodes: HashMap<String, Node> = HashMap::new();
     let mut labels: Vec<(usize, String, String)> = Vec::new(); // line, label id, target
@@ -376,13 +374,11 @@ pub fn validate_reader(
             None,
         );
     }
-    let profile = profile
-        .get_or_insert(if votes.0 > votes.1 {
-            Profile::Pi
-        } else {
-            Profile::Omp
-        })
-        .to_owned();
+    let profile = options.profile.unwrap_or(if votes.0 > votes.1 {
+        Profile::Pi
+    } else {
+        Profile::Omp
+    });
     for (id, node) in &nodes {
         if let Some(parent) = &node.parent {
             if !nodes.contains_key(parent) {

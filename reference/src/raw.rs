@@ -152,10 +152,7 @@ pub fn replace_lone_surrogates(text: &str) -> String {
             continue;
         }
         match unit(i) {
-            Some(high @ 0xd800..=0xdbff) if matches!(unit(i + 6), Some(0xdc00..=0xdfff)) => {
-                let _ = high;
-                i += 12;
-            }
+            Some(0xd800..=0xdbff) if matches!(unit(i + 6), Some(0xdc00..=0xdfff)) => i += 12,
             Some(0xd800..=0xdfff) => {
                 out.push_str(&text[last..i]);
                 out.push_str("\\ufffd");
