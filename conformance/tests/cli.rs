@@ -279,3 +279,29 @@ fn validate_covers_every_tree_finding() {
         assert!(text.lines().any(|l| l == expected), "missing: {expected}\n{text}");
     }
 }
+
+#[test]
+fn one_shot_mode_starts_the_adapter_per_case() {
+    let bin = snapbox::cmd::cargo_bin!("session-conformance")
+        .to_string_lossy()
+        .into_owned();
+    cli()
+        .args([
+            "run",
+            "--corpus",
+            "../corpus/cases",
+            "--profile",
+            "omp",
+            "--filter",
+            "parse/*",
+            "--one-shot",
+            "--adapter",
+            &bin,
+            "--",
+            "serve",
+            "--profile",
+            "omp",
+        ])
+        .assert()
+        .success();
+}
