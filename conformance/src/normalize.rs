@@ -41,7 +41,8 @@ pub fn sorted(value: &Value) -> Value {
 
 /// Reads every regular file under `dir` (except the `home/` tree, of which only
 /// `home/.omp/agent/blobs/` is kept) as the protocol describes.
-pub fn snapshot(dir: &Path) -> Value {
+/// An input file whose bytes did not change is shown as `{"unchanged": true}`.
+pub fn snapshot(dir: &Path, inputs: &std::collections::BTreeMap<String, Vec<u8>>) -> Value {
     let mut files = Map::new();
     let mut stack = vec![dir.to_path_buf()];
     while let Some(current) = stack.pop() {
@@ -66,7 +67,12 @@ pub fn snapshot(dir: &Path) -> Value {
             if path.is_dir() {
                 stack.push(path);
             } else if let Ok(bytes) = fs::read(&path) {
-                files.insert(rel.clone(), describe_file(&rel, &bytes));
+                let described = if inputs.get(&rel) == Some(&bytes) {
+                    json!({ "unchanged": true })
+                } else {
+                    describe_file(&rel, &bytes)
+                };
+                files.insert(rel.clone(), described);
             }
         }
     }

@@ -174,7 +174,7 @@ pub fn produce(
         (None, None) => json!({}),
     };
     strip_extras(&mut response_value, hello);
-    let files = snapshot(&dir);
+    let files = snapshot(&dir, &case.inputs);
     let mut notes: Vec<String> = case
         .file
         .safety
