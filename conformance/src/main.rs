@@ -213,9 +213,9 @@ struct RunArgs {
     /// Known divergences: lines of `CASE-ID reason`.
     #[arg(long)]
     expect: Option<PathBuf>,
-    /// Cases run in parallel (one adapter process each).
-    #[arg(long, default_value_t = 1)]
-    jobs: usize,
+    /// Cases run in parallel (one adapter process each); default: the number of CPUs.
+    #[arg(long)]
+    jobs: Option<usize>,
     /// Seconds an adapter may take per case.
     #[arg(long, default_value_t = 30)]
     timeout: u64,
@@ -446,7 +446,10 @@ fn run(args: &RunArgs) -> Result<ExitCode, String> {
         let mut harness = Harness::new(&args.corpus)
             .profile(profile)
             .ignore(divergences.clone())
-            .jobs(args.jobs)
+            .jobs(
+                args.jobs
+                    .unwrap_or_else(|| std::thread::available_parallelism().map_or(1, usize::from)),
+            )
             .timeout(Duration::from_secs(args.timeout))
             .progress(args.format == Format::Text);
         if let Some(glob) = &args.filter {
