@@ -89,17 +89,34 @@ pub fn tree_json(file: &Path, profile: Profile) -> Result<Value, InspectError> {
 pub fn tree_text(file: &Path, profile: Profile) -> Result<String, InspectError> {
     let sm = open(file, profile)?;
     let nodes = sm.get_tree();
-    let mut depth: HashMap<&str, usize> = HashMap::new();
+    // Pre-order: a node's parent is printed first and leaves it its prefix and connector.
+    // A chain stays in its column; a branch point gives each child a connector.
+    let mut layout: HashMap<&str, (String, &'static str)> = HashMap::new();
     let mut out = String::new();
     let leaf = sm.leaf_id();
     for node in &nodes {
-        let d = depth.get(node.id.as_str()).copied().unwrap_or(0);
-        let step = usize::from(node.children.len() > 1);
-        for child in &node.children {
-            depth.insert(child.as_str(), d + step);
+        let (prefix, connector) = layout.remove(node.id.as_str()).unwrap_or_default();
+        let child_prefix = format!(
+            "{prefix}{}",
+            match connector {
+                "├─ " => "│  ",
+                "└─ " => "   ",
+                _ => "",
+            }
+        );
+        let last = node.children.len().saturating_sub(1);
+        for (i, child) in node.children.iter().enumerate() {
+            let child_connector = match (node.children.len(), i == last) {
+                (1, _) => "",
+                (_, true) => "└─ ",
+                (_, false) => "├─ ",
+            };
+            layout.insert(child.as_str(), (child_prefix.clone(), child_connector));
         }
-        let entry = sm.get_entry(&node.id);
-        let what = entry.map(|e| describe(&sm.resolved(e))).unwrap_or_default();
+        let what = sm
+            .get_entry(&node.id)
+            .map(|e| describe(&sm.resolved(e)))
+            .unwrap_or_default();
         let label = node
             .label
             .as_deref()
@@ -110,13 +127,10 @@ pub fn tree_text(file: &Path, profile: Profile) -> Result<String, InspectError> 
         } else {
             ""
         };
-        let branch = if d > 0 { "├─ " } else { "" };
         let _ = writeln!(
             out,
-            "{}{branch}{} {}{what}{label}{marker}",
-            "│  ".repeat(d.saturating_sub(1)),
-            node.id,
-            node.entry_type
+            "{prefix}{connector}{} {}{what}{label}{marker}",
+            node.id, node.entry_type
         );
     }
     Ok(out)
