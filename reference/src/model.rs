@@ -173,12 +173,34 @@ impl Entry {
 
     /// The entry's `type` string.
     pub fn type_name(&self) -> String {
-        self.object().str("type").unwrap_or_default()
+        self.kind.type_name().to_owned()
     }
 
     /// Whether this is a `message` entry whose role is `assistant` (what triggers the first write).
     pub fn is_assistant(&self) -> bool {
         matches!(&self.kind, EntryKind::Message { role: Some(r), .. } if r == "assistant")
+    }
+}
+
+impl EntryKind {
+    /// The `type` string this kind was read from.
+    pub fn type_name(&self) -> &str {
+        match self {
+            EntryKind::Message { .. } => "message",
+            EntryKind::ThinkingLevelChange => "thinking_level_change",
+            EntryKind::ModelChange => "model_change",
+            EntryKind::Compaction { .. } => "compaction",
+            EntryKind::BranchSummary => "branch_summary",
+            EntryKind::Custom => "custom",
+            EntryKind::CustomMessage => "custom_message",
+            EntryKind::Label { .. } => "label",
+            EntryKind::TtsrInjection => "ttsr_injection",
+            EntryKind::SessionInit => "session_init",
+            EntryKind::ModeChange => "mode_change",
+            EntryKind::SessionInfo => "session_info",
+            EntryKind::ExtraHeader => "session",
+            EntryKind::Unknown(name) => name,
+        }
     }
 }
 

@@ -196,14 +196,15 @@ impl Tree {
     /// Indices of the root→`start` path; stops at a missing parent or a repeated entry.
     pub fn path_from_index(&self, start: usize) -> Vec<usize> {
         let mut path = vec![start];
-        let mut seen: HashSet<usize> = HashSet::from([start]);
+        let mut seen = vec![false; self.entries.len()];
+        seen[start] = true;
         let mut current = start;
         while let Some(parent) = self.entries[current]
             .parent_id
             .as_deref()
             .and_then(|p| self.index_of(p))
         {
-            if !seen.insert(parent) {
+            if std::mem::replace(&mut seen[parent], true) {
                 break;
             }
             path.push(parent);
