@@ -202,10 +202,7 @@ fn pi_settings(
             EntryKind::Message {
                 role: Some(role), ..
             } if role == "assistant" => {
-                let message = obj
-                    .get("message")
-                    .and_then(|m| RawObject::parse(m.get()))
-                    .unwrap_or_default();
+                let message = message_of(obj);
                 model = Some(object(&[
                     ("provider", message.get("provider").map(ToOwned::to_owned)),
                     ("modelId", message.get("model").map(ToOwned::to_owned)),
@@ -254,10 +251,7 @@ fn omp_settings(
             EntryKind::Message {
                 role: Some(role), ..
             } if role == "assistant" => {
-                let message = obj
-                    .get("message")
-                    .and_then(|m| RawObject::parse(m.get()))
-                    .unwrap_or_default();
+                let message = message_of(obj);
                 assistant_model = Some(format!(
                     "{}/{}",
                     js_string(message.get("provider")),
@@ -298,6 +292,13 @@ fn omp_settings(
         mode,
         mode_data,
     }
+}
+
+/// The `message` object of a message entry (empty when it has none).
+fn message_of<'a>(obj: &'a RawObject<'_>) -> RawObject<'a> {
+    obj.get("message")
+        .and_then(|m| RawObject::parse(m.get()))
+        .unwrap_or_default()
 }
 
 /// `String(value)` for a JSON value as JavaScript's template literals print it.

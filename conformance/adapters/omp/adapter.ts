@@ -21,29 +21,12 @@
 
 import * as fs from "node:fs";
 import * as path from "node:path";
+import { SCRUB_ENV } from "./env.ts";
 
 // ---------------------------------------------------------------------------------------------
 // Environment hygiene, before the library is imported (pi-utils reads these at import time).
 // ---------------------------------------------------------------------------------------------
-for (const key of [
-	"PI_CODING_AGENT_DIR",
-	"PI_CONFIG_DIR",
-	"OMP_PROFILE",
-	"PI_PROFILE",
-	"XDG_DATA_HOME",
-	"XDG_STATE_HOME",
-	"XDG_CACHE_HOME",
-	// Terminal identity: with one of these set the library writes a terminal breadcrumb file whose
-	// name depends on the runner's terminal, which would make case output machine-dependent.
-	"TMUX_PANE",
-	"KITTY_WINDOW_ID",
-	"TERM_SESSION_ID",
-	"WT_SESSION",
-	"ZELLIJ_PANE_ID",
-	"ZELLIJ_SESSION_NAME",
-	"CMUX_SURFACE_ID",
-	"WEZTERM_PANE",
-]) {
+for (const key of SCRUB_ENV) {
 	delete process.env[key];
 }
 

@@ -29,29 +29,12 @@
 import * as fs from "node:fs";
 import * as os from "node:os";
 import * as path from "node:path";
+import { SCRUB_ENV } from "./env.ts";
 
 const HERE = import.meta.dir;
 const APPENDS = 10_000;
 const OPS = new Set(["load", "context", "tree", "append", "append-fsync"]);
 
-// Variables that make pi-utils / the library write elsewhere or pick machine-dependent names.
-const SCRUB_ENV = [
-	"PI_CODING_AGENT_DIR",
-	"PI_CONFIG_DIR",
-	"OMP_PROFILE",
-	"PI_PROFILE",
-	"XDG_DATA_HOME",
-	"XDG_STATE_HOME",
-	"XDG_CACHE_HOME",
-	"TMUX_PANE",
-	"KITTY_WINDOW_ID",
-	"TERM_SESSION_ID",
-	"WT_SESSION",
-	"ZELLIJ_PANE_ID",
-	"ZELLIJ_SESSION_NAME",
-	"CMUX_SURFACE_ID",
-	"WEZTERM_PANE",
-];
 
 const stdoutWrite = (line: string) =>
 	new Promise<void>(resolve => {
