@@ -11,7 +11,8 @@
 //! 5. [`tree`] indexes entries by id and answers tree questions;
 //! 6. [`context`] builds what is sent to the model;
 //! 7. [`persist`], [`blobs`] and [`storage`] write sessions (the only modules doing IO, with [`session`]);
-//! 8. [`session`] is the SessionManager that ties them together.
+//! 8. [`session`] is the SessionManager that ties them together;
+//! 9. [`store`], [`listing`], [`resume`] and [`history`] find sessions on disk and pick them up again.
 //!
 //! ```
 //! use session_reference::{parse::parse, tree::Tree, context::{build_context, LeafChoice}, model::Profile};
@@ -29,12 +30,16 @@
 pub mod blobs;
 pub mod context;
 pub mod entries;
+pub mod history;
 pub mod ids;
+pub mod listing;
 pub mod migrate;
 pub mod model;
 pub mod parse;
 pub mod persist;
 pub mod raw;
+pub mod resume;
 pub mod session;
 pub mod storage;
+pub mod store;
 pub mod tree;

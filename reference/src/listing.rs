@@ -1,0 +1,639 @@
+//! Finding sessions on disk: the two listing pipelines of seed 001 and the newest-file
+//! lookup behind `--continue`.
+//!
+//! - [`recent`] (omp `getRecentSessions`): a 4 KB prefix of each file, a display name.
+//! - [`list`] / [`list_all`] (`SessionManager.list` / `listAll`): whole files, a [`SessionInfo`] each.
+//! - [`find_most_recent`]: the newest file with a valid header, by modification time.
+//!
+//! Seed 001 "Recent-session discovery", "Metadata fallback behavior"; pi-mono 7.3–7.7; omp N1–N2.
+//! Profiles differ where their implementations do: pi keeps sessions without messages and
+//! orders by the last message's time, omp (seed 001) drops them and orders by file time.
+
+use std::fs;
+use std::io::Read;
+use std::path::{Path, PathBuf};
+use std::time::UNIX_EPOCH;
+
+use serde::Serialize;
+use serde_json::Value;
+
+use crate::ids::{iso_timestamp, parse_iso_ms};
+use crate::model::Profile;
+use crate::parse::is_js_whitespace;
+use crate::raw::{as_string, is_truthy, RawObject};
+
+/// How many bytes of each file [`recent`] reads (seed 000: `readTextPrefix(…, 4096)`).
+pub const PREFIX_BYTES: usize = 4096;
+
+/// How many bytes of each file pi's [`find_most_recent`] reads for the header (pi-mono 7.3).
+pub const PI_HEADER_WINDOW: usize = 512;
+
+/// The longest display name of [`recent`], in UTF-16 units; longer names end in `…`.
+pub const NAME_LIMIT: usize = 40;
+
+/// One session of [`list`]: what the resume picker shows and `--resume` matches.
+#[derive(Debug, Clone, PartialEq, Serialize)]
+#[serde(rename_all = "camelCase")]
+pub struct SessionInfo {
+    /// The session file.
+    pub path: PathBuf,
+    /// `header.id` (pi lists a header without one).
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub id: Option<String>,
+    /// `header.cwd` when it is a string, else `""`.
+    pub cwd: String,
+    /// omp: `header.title`, else the latest compaction's `shortSummary`.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub title: Option<Value>,
+    /// pi: the latest `session_info` name, trimmed; an empty one clears it.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub name: Option<String>,
+    /// `header.parentSession`, verbatim.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub parent_session_path: Option<Value>,
+    /// `header.timestamp` as an ISO time; `None` (JSON `null`) when it is not a date.
+    pub created: Option<String>,
+    /// pi: the last user or assistant message's time, else the header time, else the file's
+    /// modification time; omp: the file's modification time.
+    pub modified: String,
+    /// The number of `message` entries on every branch, whatever their role.
+    pub message_count: usize,
+    /// The first user message's text, or `"(no messages)"`.
+    pub first_message: String,
+    /// Every non-empty user and assistant text, joined by a space.
+    pub all_messages_text: String,
+    /// `modified` in milliseconds, for sorting.
+    #[serde(skip)]
+    pub modified_ms: i64,
+}
+
+/// One session of [`recent`]: a path, a time and a name for the welcome screen.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize)]
+pub struct RecentSession {
+    /// The session file.
+    pub path: PathBuf,
+    /// The file's modification time, ISO.
+    pub mtime: String,
+    /// The display name, at most [`NAME_LIMIT`] UTF-16 units.
+    pub name: String,
+    /// The name before truncation.
+    #[serde(rename = "fullName")]
+    pub full_name: String,
+    /// `mtime` in milliseconds, for sorting.
+    #[serde(skip)]
+    pub mtime_ms: i64,
+}
+
+/// The `*.jsonl` regular files directly in `dir`, sorted by name; empty when `dir` is missing.
+pub fn session_files(dir: &Path) -> Vec<PathBuf> {
+    let Ok(read) = fs::read_dir(dir) else {
+        return Vec::new();
+    };
+    let mut files: Vec<PathBuf> = read
+        .flatten()
+        .map(|item| item.path())
+        .filter(|p| p.extension().is_some_and(|e| e == "jsonl") && p.is_file())
+        .collect();
+    files.sort();
+    files
+}
+
+/// A file's modification time in milliseconds since the epoch.
+pub fn mtime_ms(path: &Path) -> Option<i64> {
+    let modified = fs::metadata(path).ok()?.modified().ok()?;
+    let ms = match modified.duration_since(UNIX_EPOCH) {
+        Ok(d) => i64::try_from(d.as_millis()).ok()?,
+        Err(e) => -i64::try_from(e.duration().as_millis()).ok()?,
+    };
+    Some(ms)
+}
+
+/// Reads at most `limit` bytes from the start of `path`, decoded as UTF-8 with a cut
+/// character replaced (as `TextDecoder` does).
+pub fn read_prefix(path: &Path, limit: usize) -> Option<String> {
+    let mut buf = Vec::with_capacity(limit);
+    fs::File::open(path)
+        .ok()?
+        .take(limit as u64)
+        .read_to_end(&mut buf)
+        .ok()?;
+    Some(String::from_utf8_lossy(&buf).into_owned())
+}
+
+/// The JSON objects of a file's lines, leniently: blank and unreadable lines skipped,
+/// a leading BOM removed.
+fn objects(text: &str) -> impl Iterator<Item = RawObject<'_>> {
+    let text = text.strip_prefix('\u{feff}').unwrap_or(text);
+    text.split('\n')
+        .map(|line| line.trim_matches(is_js_whitespace))
+        .filter(|line| !line.is_empty())
+        .filter_map(RawObject::parse)
+}
+
+/// A `message` entry's payload fields the listing reads.
+struct Message {
+    role: Option<String>,
+    content: Option<Value>,
+    timestamp: Option<f64>,
+}
+
+impl Message {
+    fn of(entry: &RawObject<'_>) -> Option<Message> {
+        let message = RawObject::parse(entry.get("message")?.get())?;
+        Some(Message {
+            role: message.str("role"),
+            content: message
+                .get("content")
+                .and_then(|c| crate::raw::parse_value(c.get()).ok()),
+            timestamp: message
+                .get("timestamp")
+                .and_then(|t| serde_json::from_str::<f64>(t.get()).ok()),
+        })
+    }
+
+    /// User or assistant text: a string as is; text blocks joined by a space (images skipped).
+    fn text(&self) -> Option<String> {
+        match self.content.as_ref()? {
+            Value::String(s) => Some(s.clone()),
+            Value::Array(blocks) => Some(
+                blocks
+                    .iter()
+                    .filter(|b| b.get("type").and_then(Value::as_str) == Some("text"))
+                    .filter_map(|b| b.get("text").and_then(Value::as_str))
+                    .collect::<Vec<_>>()
+                    .join(" "),
+            ),
+            _ => None,
+        }
+    }
+
+    fn is_conversation(&self) -> bool {
+        matches!(self.role.as_deref(), Some("user" | "assistant"))
+    }
+}
+
+/// Builds the [`SessionInfo`] of one file; `None` when it cannot be read, its first
+/// readable line is not a `type:"session"` object, or (omp) the header has no id.
+pub fn session_info(path: &Path, profile: Profile) -> Option<SessionInfo> {
+    let text = String::from_utf8_lossy(&fs::read(path).ok()?).into_owned();
+    let mut lines = objects(&text);
+    let header = lines.next()?;
+    if header.str("type").as_deref() != Some("session") {
+        return None;
+    }
+    let id = header.str("id");
+    if profile == Profile::Omp && id.as_deref().is_none_or(str::is_empty) {
+        return None;
+    }
+    let file_ms = mtime_ms(path)?;
+    let mut info = SessionInfo {
+        path: path.to_path_buf(),
+        id,
+        cwd: header.str("cwd").unwrap_or_default(),
+        title: header
+            .get("title")
+            .and_then(|t| serde_json::from_str(t.get()).ok())
+            .filter(|t: &Value| !t.is_null()),
+        name: None,
+        parent_session_path: header
+            .get("parentSession")
+            .and_then(|p| serde_json::from_str(p.get()).ok()),
+        created: header
+            .str("timestamp")
+            .and_then(|t| parse_iso_ms(&t))
+            .map(iso_timestamp),
+        modified: String::new(),
+        message_count: 0,
+        first_message: String::new(),
+        all_messages_text: String::new(),
+        modified_ms: file_ms,
+    };
+    let mut texts = Vec::new();
+    let mut last_activity: Option<f64> = None;
+    let mut short_summary = None;
+    for entry in lines {
+        match entry.str("type").as_deref() {
+            Some("session_info") => {
+                info.name = entry
+                    .str("name")
+                    .map(|n| n.trim_matches(is_js_whitespace).to_owned())
+                    .filter(|n| !n.is_empty());
+            }
+            Some("compaction") => {
+                if let Some(s) = entry
+                    .get("shortSummary")
+                    .filter(|s| s.get().starts_with('"'))
+                {
+                    short_summary = serde_json::from_str(s.get()).ok();
+                }
+            }
+            Some("message") => {
+                let message = Message::of(&entry);
+                if profile == Profile::Omp && !is_truthy(entry.get("message")) {
+                    continue;
+                }
+                info.message_count += 1;
+                let Some(message) = message.filter(Message::is_conversation) else {
+                    continue;
+                };
+                if message.content.is_some() {
+                    let at = message.timestamp.or_else(|| {
+                        entry
+                            .str("timestamp")
+                            .and_then(|t| parse_iso_ms(&t))
+                            .map(js_number)
+                    });
+                    if let Some(at) = at {
+                        last_activity = Some(last_activity.map_or(at, |l| l.max(at)));
+                    }
+                }
+                if let Some(text) = message.text().filter(|t| !t.is_empty()) {
+                    if info.first_message.is_empty() && message.role.as_deref() == Some("user") {
+                        info.first_message.clone_from(&text);
+                    }
+                    texts.push(text);
+                }
+            }
+            _ => {}
+        }
+    }
+    if info.first_message.is_empty() {
+        info.first_message = "(no messages)".into();
+    }
+    info.all_messages_text = texts.join(" ");
+    match profile {
+        Profile::Pi => {
+            info.title = None;
+            info.modified_ms = pi_modified(last_activity, info.created.as_deref(), file_ms);
+        }
+        Profile::Omp => {
+            info.name = None;
+            info.title = info.title.or(short_summary);
+        }
+    }
+    info.modified = iso_timestamp(info.modified_ms);
+    Some(info)
+}
+
+/// Milliseconds as a JavaScript number (exact until the year 285,000).
+#[allow(clippy::cast_precision_loss)]
+fn js_number(ms: i64) -> f64 {
+    ms as f64
+}
+
+/// pi's `modified`: the latest message time when it is above 0, else the header time, else the file time.
+#[allow(clippy::cast_possible_truncation)] // JavaScript's Date keeps whole milliseconds
+fn pi_modified(last_activity: Option<f64>, created: Option<&str>, file_ms: i64) -> i64 {
+    match last_activity {
+        Some(at) if at > 0.0 && at.is_finite() => at as i64,
+        _ => created.and_then(parse_iso_ms).unwrap_or(file_ms),
+    }
+}
+
+/// `SessionManager.list`: every session in `dir`, newest first (ties by path).
+/// omp drops sessions without messages (seed 001); pi keeps them (pi-mono 7.5).
+pub fn list(dir: &Path, profile: Profile) -> Vec<SessionInfo> {
+    collect(&session_files(dir), profile)
+}
+
+/// `SessionManager.listAll`: every session in the immediate subdirectories of the
+/// sessions root, newest first. Files directly in the root and deeper ones are ignored.
+pub fn list_all(sessions_root: &Path, profile: Profile) -> Vec<SessionInfo> {
+    let Ok(read) = fs::read_dir(sessions_root) else {
+        return Vec::new();
+    };
+    let mut files: Vec<PathBuf> = read
+        .flatten()
+        .map(|item| item.path())
+        .filter(|p| p.is_dir())
+        .flat_map(|dir| session_files(&dir))
+        .collect();
+    files.sort();
+    collect(&files, profile)
+}
+
+fn collect(files: &[PathBuf], profile: Profile) -> Vec<SessionInfo> {
+    let mut infos: Vec<SessionInfo> = files
+        .iter()
+        .filter_map(|f| session_info(f, profile))
+        .filter(|info| profile == Profile::Pi || info.message_count > 0)
+        .collect();
+    infos.sort_by(|a, b| {
+        b.modified_ms
+            .cmp(&a.modified_ms)
+            .then_with(|| a.path.cmp(&b.path))
+    });
+    infos
+}
+
+/// The header of a session file as the newest-file lookup accepts it: pi reads the first
+/// line of a 512-byte window strictly; omp the first readable line of a 4 KB prefix.
+fn has_valid_header(path: &Path, profile: Profile) -> bool {
+    let window = match profile {
+        Profile::Pi => PI_HEADER_WINDOW,
+        Profile::Omp => PREFIX_BYTES,
+    };
+    let Some(text) = read_prefix(path, window) else {
+        return false;
+    };
+    let header = match profile {
+        Profile::Pi => {
+            let first = text.split('\n').next().unwrap_or_default();
+            serde_json::from_str::<&serde_json::value::RawValue>(first)
+                .ok()
+                .and_then(|raw| RawObject::parse(raw.get()))
+        }
+        Profile::Omp => objects(&text).next(),
+    };
+    header.is_some_and(|h| {
+        h.str("type").as_deref() == Some("session") && h.get("id").and_then(as_string).is_some()
+    })
+}
+
+/// `findMostRecentSession`: the newest `*.jsonl` file in `dir` (by modification time)
+/// whose header is valid, ties by path; `None` when there is none.
+pub fn find_most_recent(dir: &Path, profile: Profile) -> Option<PathBuf> {
+    session_files(dir)
+        .into_iter()
+        .filter(|p| has_valid_header(p, profile))
+        .filter_map(|p| Some((mtime_ms(&p)?, p)))
+        .min_by(|(ta, pa), (tb, pb)| tb.cmp(ta).then_with(|| pa.cmp(pb)))
+        .map(|(_, p)| p)
+}
+
+/// omp `getRecentSessions(dir, limit)`: the `limit` newest sessions by file time, each
+/// from a 4 KB prefix, named by title → first user prompt → header id → file name.
+pub fn recent(dir: &Path, limit: usize) -> Vec<RecentSession> {
+    let mut sessions: Vec<RecentSession> = session_files(dir)
+        .iter()
+        .filter_map(|p| recent_session(p))
+        .collect();
+    sessions.sort_by(|a, b| {
+        b.mtime_ms
+            .cmp(&a.mtime_ms)
+            .then_with(|| a.path.cmp(&b.path))
+    });
+    sessions.truncate(limit);
+    sessions
+}
+
+fn recent_session(path: &Path) -> Option<RecentSession> {
+    let text = read_prefix(path, PREFIX_BYTES)?;
+    let mut lines = objects(&text);
+    let header = lines.next()?;
+    if header.str("type").as_deref() != Some("session") {
+        return None;
+    }
+    let id = header.get("id").and_then(as_string)?;
+    let title = header.get("title");
+    let first_prompt = if is_truthy(title) {
+        None
+    } else {
+        lines.find_map(|entry| first_user_prompt(&entry))
+    };
+    let full_name = title
+        .and_then(as_string)
+        .as_deref()
+        .and_then(sanitize_name)
+        .or_else(|| first_prompt.as_deref().and_then(sanitize_name))
+        .or_else(|| sanitize_name(&id))
+        .unwrap_or_else(|| file_stem(path));
+    let mtime_ms = mtime_ms(path)?;
+    Some(RecentSession {
+        path: path.to_path_buf(),
+        mtime: iso_timestamp(mtime_ms),
+        name: truncate_name(&full_name),
+        full_name,
+        mtime_ms,
+    })
+}
+
+/// The text of a user `message` entry for [`recent`]: a string content, or the first block
+/// with a string `text`.
+fn first_user_prompt(entry: &RawObject<'_>) -> Option<String> {
+    if entry.str("type").as_deref() != Some("message") {
+        return None;
+    }
+    let message = Message::of(entry)?;
+    if message.role.as_deref() != Some("user") {
+        return None;
+    }
+    match message.content? {
+        Value::String(s) => Some(s),
+        Value::Array(blocks) => blocks
+            .iter()
+            .find_map(|b| b.get("text").and_then(Value::as_str).map(str::to_owned)),
+        _ => None,
+    }
+}
+
+/// The file name without its first `.jsonl` (the last fallback of the name chain).
+fn file_stem(path: &Path) -> String {
+    let name = path
+        .file_name()
+        .map(|n| n.to_string_lossy().into_owned())
+        .unwrap_or_default();
+    name.replacen(".jsonl", "", 1)
+}
+
+/// A name made safe for one line: the first line only, control characters (`\x00–\x1F`,
+/// `\x7F`) removed, trimmed; `None` when nothing is left.
+pub fn sanitize_name(value: &str) -> Option<String> {
+    let first = value.split('\n').next().unwrap_or_default();
+    let first = first.strip_suffix('\r').unwrap_or(first);
+    let stripped: String = first
+        .chars()
+        .filter(|c| !matches!(*c, '\0'..='\x1f' | '\x7f'))
+        .collect();
+    let trimmed = stripped.trim_matches(is_js_whitespace);
+    (!trimmed.is_empty()).then(|| trimmed.to_owned())
+}
+
+/// Cuts a name longer than [`NAME_LIMIT`] UTF-16 units to 39 units and `…`, never
+/// inside a character.
+pub fn truncate_name(name: &str) -> String {
+    if name.encode_utf16().count() <= NAME_LIMIT {
+        return name.to_owned();
+    }
+    let mut units = 0;
+    let mut out = String::new();
+    for c in name.chars() {
+        units += c.len_utf16();
+        if units > NAME_LIMIT - 1 {
+            break;
+        }
+        out.push(c);
+    }
+    out.push('…');
+    out
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use std::time::{Duration, SystemTime};
+
+    const HEADER: &str = r#"{"type":"session","version":3,"id":"s1","timestamp":"2026-01-01T00:00:00.000Z","cwd":"/p"}"#;
+
+    fn write(dir: &Path, name: &str, text: &str, mtime_s: u64) -> PathBuf {
+        let path = dir.join(name);
+        if let Some(parent) = path.parent() {
+            fs::create_dir_all(parent).expect("dir");
+        }
+        fs::write(&path, text).expect("write");
+        let file = fs::File::options().write(true).open(&path).expect("open");
+        file.set_modified(SystemTime::UNIX_EPOCH + Duration::from_secs(mtime_s))
+            .expect("set mtime");
+        path
+    }
+
+    fn user(id: &str, content: &str) -> String {
+        format!(
+            r#"{{"type":"message","id":"{id}","parentId":null,"timestamp":"2026-01-02T00:00:00.000Z","message":{{"role":"user","content":{content}}}}}"#
+        )
+    }
+
+    #[test]
+    fn names_are_sanitised_and_cut_at_forty_units() {
+        let table = [
+            ("plain", Some("plain")),
+            ("  padded\t", Some("padded")),
+            ("first\nsecond", Some("first")),
+            ("first\r\nsecond", Some("first")),
+            ("\n\nafter blanks", None),
+            ("a\u{7}b\u{7f}c", Some("abc")),
+            ("   ", None),
+            ("", None),
+        ];
+        for (input, want) in table {
+            assert_eq!(sanitize_name(input).as_deref(), want, "{input:?}");
+        }
+        let n39 = "x".repeat(39);
+        let n40 = "x".repeat(40);
+        let n41 = "x".repeat(41);
+        assert_eq!(truncate_name(&n39), n39);
+        assert_eq!(truncate_name(&n40), n40);
+        assert_eq!(truncate_name(&n41), format!("{}…", "x".repeat(39)));
+        let emoji = format!("{}😀x", "x".repeat(37));
+        assert_eq!(truncate_name(&emoji), emoji, "40 units exactly");
+        let cut = format!("{}😀xy", "x".repeat(38));
+        assert_eq!(truncate_name(&cut), format!("{}…", "x".repeat(38)));
+    }
+
+    #[test]
+    fn session_info_reads_every_field_of_each_profile() {
+        let dir = tempfile::tempdir().expect("dir");
+        let text = [
+            HEADER.replace(r#""cwd":"/p""#, r#""cwd":"/p","title":"T","parentSession":"/x.jsonl""#),
+            user("u1", r#"[{"type":"text","text":"hello"},{"type":"image","data":"AA"},{"type":"text","text":"world"}]"#),
+            r#"{"type":"message","id":"a1","parentId":"u1","timestamp":"2026-01-03T00:00:00.000Z","message":{"role":"assistant","content":"answer","timestamp":1767225600000}}"#.to_owned(),
+            r#"{"type":"message","id":"t1","parentId":"a1","timestamp":"2026-01-04T00:00:00.000Z","message":{"role":"toolResult","content":"r","timestamp":9000000000000}}"#.to_owned(),
+            r#"{"type":"session_info","id":"i1","parentId":"t1","timestamp":"2026-01-04T00:00:00.000Z","name":"  Named  "}"#.to_owned(),
+            r#"{"type":"compaction","id":"c1","parentId":"i1","timestamp":"2026-01-04T00:00:00.000Z","summary":"s","shortSummary":"short","firstKeptEntryId":"u1","tokensBefore":1}"#.to_owned(),
+        ]
+        .join("\n");
+        let path = write(dir.path(), "a.jsonl", &text, 1_000);
+        let pi = session_info(&path, Profile::Pi).expect("listed");
+        assert_eq!(pi.message_count, 3);
+        assert_eq!(pi.first_message, "hello world");
+        assert_eq!(pi.all_messages_text, "hello world answer");
+        assert_eq!(pi.name.as_deref(), Some("Named"));
+        assert_eq!(pi.title, None);
+        assert_eq!(
+            pi.modified, "2026-01-02T00:00:00.000Z",
+            "the latest of the user's entry time and the assistant's numeric time; toolResult ignored"
+        );
+        assert_eq!(pi.created.as_deref(), Some("2026-01-01T00:00:00.000Z"));
+        assert_eq!(pi.parent_session_path, Some(Value::from("/x.jsonl")));
+        let omp = session_info(&path, Profile::Omp).expect("listed");
+        assert_eq!(omp.title, Some(Value::from("T")));
+        assert_eq!(omp.name, None);
+        assert_eq!(omp.modified, iso_timestamp(1_000_000), "the file time");
+    }
+
+    #[test]
+    fn list_orders_newest_first_and_omp_drops_sessions_without_messages() {
+        let dir = tempfile::tempdir().expect("dir");
+        write(
+            dir.path(),
+            "old.jsonl",
+            &format!("{HEADER}\n{}\n", user("u1", r#""old""#)),
+            100,
+        );
+        write(dir.path(), "empty.jsonl", &format!("{HEADER}\n"), 300);
+        write(
+            dir.path(),
+            "new.jsonl",
+            &format!("{HEADER}\n{}\n", user("u1", r#""new""#)),
+            200,
+        );
+        write(dir.path(), "garbage.jsonl", "not json\n", 400);
+        write(dir.path(), "notes.txt", &format!("{HEADER}\n"), 500);
+        let names = |infos: Vec<SessionInfo>| -> Vec<String> {
+            infos.iter().map(|i| file_stem(&i.path)).collect()
+        };
+        assert_eq!(names(list(dir.path(), Profile::Omp)), ["new", "old"]);
+        // pi orders by the message time (equal here), then by path; the header-only file
+        // falls back to the header time, which is older.
+        assert_eq!(
+            names(list(dir.path(), Profile::Pi)),
+            ["new", "old", "empty"]
+        );
+        assert!(list(&dir.path().join("missing"), Profile::Pi).is_empty());
+    }
+
+    #[test]
+    fn list_all_reads_only_immediate_project_folders() {
+        let dir = tempfile::tempdir().expect("dir");
+        let body = format!("{HEADER}\n{}\n", user("u1", r#""x""#));
+        write(dir.path(), "top.jsonl", &body, 1);
+        write(dir.path(), "--p--/ok.jsonl", &body, 1);
+        write(dir.path(), "--p--/nested/deep.jsonl", &body, 1);
+        let all = list_all(dir.path(), Profile::Pi);
+        assert_eq!(all.len(), 1);
+        assert!(all[0].path.ends_with("--p--/ok.jsonl"));
+    }
+
+    #[test]
+    fn most_recent_needs_a_valid_header_in_the_profile_window() {
+        let dir = tempfile::tempdir().expect("dir");
+        let long_cwd = HEADER.replace("/p", &format!("/{}", "c".repeat(600)));
+        write(dir.path(), "a.jsonl", &format!("{HEADER}\n"), 100);
+        write(dir.path(), "long.jsonl", &format!("{long_cwd}\n"), 200);
+        write(dir.path(), "bom.jsonl", &format!("\u{feff}{HEADER}\n"), 300);
+        write(dir.path(), "bad.jsonl", "garbage\n", 400);
+        let pick = |p| find_most_recent(dir.path(), p).map(|f| file_stem(&f));
+        assert_eq!(pick(Profile::Pi).as_deref(), Some("a"));
+        assert_eq!(pick(Profile::Omp).as_deref(), Some("bom"));
+        assert_eq!(
+            find_most_recent(&dir.path().join("none"), Profile::Pi),
+            None
+        );
+    }
+
+    #[test]
+    fn recent_names_fall_back_from_title_to_prompt_to_id_to_file_name() {
+        let dir = tempfile::tempdir().expect("dir");
+        let titled = HEADER.replace(r#""cwd""#, r#""title":"My\ntitle","cwd""#);
+        let spaces = HEADER.replace(r#""cwd""#, r#""title":"   ","cwd""#);
+        let blank_id = HEADER.replace(r#""id":"s1""#, r#""id":" ""#);
+        write(dir.path(), "t.jsonl", &format!("{titled}\n"), 5);
+        write(
+            dir.path(),
+            "p.jsonl",
+            &format!("{HEADER}\n{}\n", user("u", r#""prompt here""#)),
+            4,
+        );
+        write(
+            dir.path(),
+            "s.jsonl",
+            &format!("{spaces}\n{}\n", user("u", r#""unused""#)),
+            3,
+        );
+        write(dir.path(), "f.jsonl", &format!("{blank_id}\n"), 2);
+        write(dir.path(), "x.jsonl", "{\"type\":\"session\"}\n", 1);
+        let got: Vec<String> = recent(dir.path(), 10).into_iter().map(|r| r.name).collect();
+        assert_eq!(got, ["My", "prompt here", "s1", "f"]);
+        assert_eq!(recent(dir.path(), 2).len(), 2);
+    }
+}

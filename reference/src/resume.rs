@@ -1,0 +1,398 @@
+//! Picking a session up again: `--resume <value>` resolution and `--continue`.
+//!
+//! Seed 001 "Startup-time resume target resolution" and "--continue resolution and
+//! terminal breadcrumb preference"; pi-mono 7.4, 7.8; omp O1–O6.
+
+use std::path::{Path, PathBuf};
+
+use serde::Serialize;
+
+use crate::listing::{find_most_recent, list, list_all, SessionInfo};
+use crate::model::Profile;
+use crate::session::{Options, SessionError, SessionManager};
+use crate::store::{
+    is_path_like, normalize_path, read_breadcrumb, write_breadcrumb, Breadcrumb, Store,
+};
+
+/// What a `--resume` value matched.
+#[derive(Debug, Clone, PartialEq)]
+pub enum Match {
+    /// A path-like value, opened as given.
+    Path(PathBuf),
+    /// The first session of this project's list whose id starts with the value.
+    Local(SessionInfo),
+    /// The first session of the list of all projects whose id starts with the value.
+    Global(SessionInfo),
+    /// Nothing matched.
+    None,
+}
+
+/// Where resolution looks.
+#[derive(Debug, Clone)]
+pub struct Scope<'a> {
+    /// The store (its sessions root is what `listAll` scans).
+    pub store: &'a Store,
+    /// The current working directory.
+    pub cwd: &'a str,
+    /// A forced session directory (`--session-dir`); else the project's default one.
+    pub session_dir: Option<&'a Path>,
+    /// The dialect.
+    pub profile: Profile,
+}
+
+impl Scope<'_> {
+    /// The directory this project's sessions are listed from.
+    pub fn local_dir(&self) -> PathBuf {
+        self.session_dir
+            .map_or_else(|| self.store.session_dir(self.cwd), Path::to_path_buf)
+    }
+}
+
+/// Resolves a `--resume` value: a path-like value is a path; otherwise an id prefix,
+/// matched first in this project's list, then (omp: unless the session directory is
+/// forced) across all projects. The first match in list order wins, so an ambiguous
+/// prefix picks the most recently active session, without asking (seed 001).
+pub fn find(value: &str, scope: &Scope<'_>) -> Match {
+    if is_path_like(value) {
+        return Match::Path(PathBuf::from(value));
+    }
+    let matches = |info: &SessionInfo| info.id.as_deref().is_some_and(|id| id.starts_with(value));
+    if let Some(local) = list(&scope.local_dir(), scope.profile)
+        .into_iter()
+        .find(matches)
+    {
+        return Match::Local(local);
+    }
+    if scope.profile == Profile::Omp && scope.session_dir.is_some() {
+        return Match::None;
+    }
+    list_all(&scope.store.sessions_root(), scope.profile)
+        .into_iter()
+        .find(matches)
+        .map_or(Match::None, Match::Global)
+}
+
+/// How many sessions of the lists a prefix matches (for reports of ambiguous prefixes).
+pub fn count_matches(value: &str, scope: &Scope<'_>) -> (usize, usize) {
+    let count = |infos: Vec<SessionInfo>| {
+        infos
+            .iter()
+            .filter(|i| i.id.as_deref().is_some_and(|id| id.starts_with(value)))
+            .count()
+    };
+    (
+        count(list(&scope.local_dir(), scope.profile)),
+        count(list_all(&scope.store.sessions_root(), scope.profile)),
+    )
+}
+
+/// What the CLI does with a [`Match`].
+#[derive(Debug, Clone, PartialEq, Eq, Serialize)]
+#[serde(tag = "action", rename_all = "snake_case")]
+pub enum Outcome {
+    /// Open this file.
+    Open {
+        /// The session file.
+        path: PathBuf,
+    },
+    /// Fork this file into the current project (`forkFrom`).
+    Fork {
+        /// The source session file.
+        path: PathBuf,
+    },
+    /// Stop with this message: a refused fork or no match.
+    Stop {
+        /// The text the CLI prints (seed 001 for omp, pi-mono's for pi).
+        message: String,
+        /// Whether it is an error (exit 1) rather than a cancellation (exit 0).
+        error: bool,
+    },
+}
+
+/// Decides what to do with a match. A match in another project asks `fork` (the user's
+/// answer): omp asks only when the session's cwd differs from `cwd`, pi for every global match.
+pub fn decide(value: &str, found: Match, cwd: &str, profile: Profile, fork: bool) -> Outcome {
+    match found {
+        Match::Path(path) | Match::Local(SessionInfo { path, .. }) => Outcome::Open { path },
+        Match::Global(info) => {
+            let elsewhere =
+                profile == Profile::Pi || normalize_path(&info.cwd) != normalize_path(cwd);
+            if !elsewhere {
+                Outcome::Open { path: info.path }
+            } else if fork {
+                Outcome::Fork { path: info.path }
+            } else {
+                refused(value, &info.cwd, profile)
+            }
+        }
+        Match::None => Outcome::Stop {
+            message: match profile {
+                Profile::Pi => format!("No session found matching '{value}'"),
+                Profile::Omp => format!("Session \"{value}\" not found."),
+            },
+            error: true,
+        },
+    }
+}
+
+fn refused(value: &str, cwd: &str, profile: Profile) -> Outcome {
+    match profile {
+        Profile::Pi => Outcome::Stop {
+            message: "Aborted.".into(),
+            error: false,
+        },
+        Profile::Omp => Outcome::Stop {
+            message: format!("Session \"{value}\" is in another project ({cwd})."),
+            error: true,
+        },
+    }
+}
+
+/// Which file `--continue` chose.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize)]
+#[serde(tag = "via", content = "path", rename_all = "snake_case")]
+pub enum ContinueTarget {
+    /// This terminal's breadcrumb (omp): same cwd, file still there.
+    Breadcrumb(PathBuf),
+    /// The newest valid file of the session directory.
+    Newest(PathBuf),
+    /// Nothing found: a new session.
+    New,
+}
+
+/// Chooses the file `--continue` opens: the terminal's breadcrumb when `terminal` is known
+/// and the breadcrumb is valid for `cwd` (omp only), else the newest file of the session
+/// directory, else a new session (seed 001).
+pub fn continue_target(scope: &Scope<'_>, terminal: Option<&str>) -> ContinueTarget {
+    if scope.profile == Profile::Omp {
+        let crumb = terminal.and_then(|t| read_breadcrumb(scope.store, t));
+        if let Some(crumb) = crumb.filter(|c| c.valid_for(scope.cwd)) {
+            return ContinueTarget::Breadcrumb(crumb.file);
+        }
+    }
+    find_most_recent(&scope.local_dir(), scope.profile)
+        .map_or(ContinueTarget::New, ContinueTarget::Newest)
+}
+
+/// `SessionManager.continueRecent`: opens the [`continue_target`] with `options` (whose
+/// cwd and session directory should be the scope's), or starts a new session. omp then
+/// points the terminal's breadcrumb at the session file; a failed breadcrumb write is ignored.
+pub fn continue_recent(
+    scope: &Scope<'_>,
+    terminal: Option<&str>,
+    options: Options,
+) -> Result<(SessionManager, ContinueTarget), SessionError> {
+    let target = continue_target(scope, terminal);
+    let manager = match &target {
+        ContinueTarget::Breadcrumb(path) | ContinueTarget::Newest(path) => {
+            SessionManager::open(path, options)?
+        }
+        ContinueTarget::New => SessionManager::create(options),
+    };
+    if let (Profile::Omp, Some(terminal), Some(file)) =
+        (scope.profile, terminal, manager.session_file())
+    {
+        let crumb = Breadcrumb {
+            cwd: scope.cwd.to_owned(),
+            file: file.to_path_buf(),
+        };
+        // Best effort: a breadcrumb never fails the operation (seed 001).
+        let _ = write_breadcrumb(scope.store, terminal, &crumb);
+    }
+    Ok((manager, target))
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use std::fs;
+    use std::time::{Duration, SystemTime};
+
+    fn session(dir: &Path, name: &str, id: &str, cwd: &str, mtime_s: u64) -> PathBuf {
+        let path = dir.join(name);
+        fs::create_dir_all(dir).expect("dir");
+        let text = format!(
+            "{{\"type\":\"session\",\"version\":3,\"id\":\"{id}\",\"timestamp\":\"2026-01-01T00:00:00.000Z\",\"cwd\":\"{cwd}\"}}\n\
+             {{\"type\":\"message\",\"id\":\"u1\",\"parentId\":null,\"timestamp\":\"2026-01-0{}T00:00:00.000Z\",\"message\":{{\"role\":\"user\",\"content\":\"hi\"}}}}\n",
+            mtime_s % 9 + 1
+        );
+        fs::write(&path, text).expect("write");
+        fs::File::options()
+            .write(true)
+            .open(&path)
+            .and_then(|f| f.set_modified(SystemTime::UNIX_EPOCH + Duration::from_secs(mtime_s)))
+            .expect("mtime");
+        path
+    }
+
+    #[test]
+    fn resolution_goes_path_then_local_then_global() {
+        let tmp = tempfile::tempdir().expect("dir");
+        let store = Store::new(tmp.path());
+        let here = store.session_dir("/here");
+        let there = store.session_dir("/there");
+        session(&here, "a.jsonl", "aaaa1111", "/here", 2);
+        session(&here, "b.jsonl", "aaaa2222", "/here", 3);
+        session(&there, "c.jsonl", "cccc3333", "/there", 1);
+        for profile in Profile::ALL {
+            let scope = Scope {
+                store: &store,
+                cwd: "/here",
+                session_dir: None,
+                profile,
+            };
+            let outcome = |v: &str, fork: bool| decide(v, find(v, &scope), "/here", profile, fork);
+            assert_eq!(
+                outcome("x/y.jsonl", false),
+                Outcome::Open {
+                    path: "x/y.jsonl".into()
+                }
+            );
+            assert_eq!(
+                outcome("aaaa", false),
+                Outcome::Open {
+                    path: here.join("b.jsonl")
+                },
+                "the most recent of an ambiguous prefix"
+            );
+            assert_eq!(count_matches("aaaa", &scope), (2, 2));
+            assert_eq!(
+                outcome("cccc", true),
+                Outcome::Fork {
+                    path: there.join("c.jsonl")
+                }
+            );
+            let refused = outcome("cccc", false);
+            let not_found = outcome("zz", false);
+            match profile {
+                Profile::Pi => {
+                    assert_eq!(
+                        refused,
+                        Outcome::Stop {
+                            message: "Aborted.".into(),
+                            error: false
+                        }
+                    );
+                    assert_eq!(
+                        not_found,
+                        Outcome::Stop {
+                            message: "No session found matching 'zz'".into(),
+                            error: true
+                        }
+                    );
+                }
+                Profile::Omp => {
+                    assert_eq!(
+                        refused,
+                        Outcome::Stop {
+                            message: "Session \"cccc\" is in another project (/there).".into(),
+                            error: true
+                        }
+                    );
+                    assert_eq!(
+                        not_found,
+                        Outcome::Stop {
+                            message: "Session \"zz\" not found.".into(),
+                            error: true
+                        }
+                    );
+                }
+            }
+        }
+        let forced = Scope {
+            store: &store,
+            cwd: "/here",
+            session_dir: Some(&here),
+            profile: Profile::Omp,
+        };
+        assert_eq!(
+            find("cccc", &forced),
+            Match::None,
+            "a forced dir is not searched globally"
+        );
+    }
+
+    #[test]
+    fn continue_prefers_a_valid_breadcrumb_then_the_newest_file() {
+        let tmp = tempfile::tempdir().expect("dir");
+        let store = Store::new(tmp.path());
+        let dir = store.session_dir("/p");
+        let old = session(&dir, "old.jsonl", "s-old", "/p", 1);
+        let new = session(&dir, "new.jsonl", "s-new", "/p", 2);
+        let scope = Scope {
+            store: &store,
+            cwd: "/p",
+            session_dir: None,
+            profile: Profile::Omp,
+        };
+        assert_eq!(
+            continue_target(&scope, Some("kitty-1")),
+            ContinueTarget::Newest(new.clone())
+        );
+        let crumb = |cwd: &str, file: &Path| Breadcrumb {
+            cwd: cwd.into(),
+            file: file.into(),
+        };
+        write_breadcrumb(&store, "kitty-1", &crumb("/p", &old)).expect("crumb");
+        assert_eq!(
+            continue_target(&scope, Some("kitty-1")),
+            ContinueTarget::Breadcrumb(old.clone())
+        );
+        assert_eq!(
+            continue_target(&scope, None),
+            ContinueTarget::Newest(new.clone()),
+            "unknown terminal"
+        );
+        let pi = Scope {
+            profile: Profile::Pi,
+            ..scope.clone()
+        };
+        assert_eq!(
+            continue_target(&pi, Some("kitty-1")),
+            ContinueTarget::Newest(new.clone()),
+            "pi has no breadcrumbs"
+        );
+        write_breadcrumb(&store, "kitty-1", &crumb("/elsewhere", &old)).expect("crumb");
+        assert_eq!(
+            continue_target(&scope, Some("kitty-1")),
+            ContinueTarget::Newest(new.clone()),
+            "wrong cwd"
+        );
+        write_breadcrumb(&store, "kitty-1", &crumb("/p", &dir.join("deleted.jsonl")))
+            .expect("crumb");
+        assert_eq!(
+            continue_target(&scope, Some("kitty-1")),
+            ContinueTarget::Newest(new.clone()),
+            "deleted file"
+        );
+        let empty = Scope {
+            cwd: "/empty",
+            ..scope.clone()
+        };
+        assert_eq!(continue_target(&empty, None), ContinueTarget::New);
+
+        let options = Options::new(Profile::Omp, "/p", &dir);
+        let (manager, target) = continue_recent(&scope, Some("kitty-2"), options).expect("opens");
+        assert_eq!(target, ContinueTarget::Newest(new.clone()));
+        assert_eq!(manager.session_id(), "s-new");
+        assert_eq!(read_breadcrumb(&store, "kitty-2"), Some(crumb("/p", &new)));
+    }
+
+    #[test]
+    fn a_breadcrumb_that_cannot_be_written_does_not_fail_continue() {
+        let tmp = tempfile::tempdir().expect("dir");
+        let store = Store::new(tmp.path());
+        fs::write(store.breadcrumbs_dir(), "a file where the folder should be").expect("block");
+        let dir = store.session_dir("/p");
+        session(&dir, "s.jsonl", "s1", "/p", 1);
+        let scope = Scope {
+            store: &store,
+            cwd: "/p",
+            session_dir: None,
+            profile: Profile::Omp,
+        };
+        let options = Options::new(Profile::Omp, "/p", &dir);
+        let (manager, _) = continue_recent(&scope, Some("kitty-1"), options).expect("still opens");
+        assert_eq!(manager.session_id(), "s1");
+    }
+}

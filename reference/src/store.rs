@@ -1,0 +1,307 @@
+//! Where sessions live: the agent directory, the per-project session directories, and
+//! the terminal breadcrumbs that `--continue` reads. (New files are named
+//! `<file timestamp>_<session id>.jsonl` by the [`crate::session::SessionManager`].)
+//!
+//! Seed 000 "Default session file location"; seed 001 "Directory scope" and
+//! "--continue resolution and terminal breadcrumb preference"; pi-mono 7.1–7.2; omp A1–A4, O5–O6.
+
+use std::path::{Path, PathBuf};
+
+use crate::model::Profile;
+
+/// The environment variable both implementations honour for the agent directory.
+pub const AGENT_DIR_ENV: &str = "PI_CODING_AGENT_DIR";
+
+/// The terminal-id environment variables, in the order seed 001 tries them after the TTY,
+/// with the prefix each id gets (pi-tui `getTerminalId`).
+pub const TERMINAL_ENV: [(&str, &str); 4] = [
+    ("KITTY_WINDOW_ID", "kitty-"),
+    ("TMUX_PANE", "tmux-"),
+    ("TERM_SESSION_ID", "apple-"),
+    ("WT_SESSION", "wt-"),
+];
+
+/// An agent directory and the folders inside it.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Store {
+    /// `~/.pi/agent`, `~/.omp/agent`, or the `PI_CODING_AGENT_DIR` override.
+    pub agent_dir: PathBuf,
+}
+
+impl Store {
+    /// A store rooted at `agent_dir`.
+    pub fn new(agent_dir: impl Into<PathBuf>) -> Store {
+        Store {
+            agent_dir: agent_dir.into(),
+        }
+    }
+
+    /// The default store of `profile`: `$PI_CODING_AGENT_DIR` (with `~` expanded), else
+    /// `<home>/.pi/agent` (pi) or `<home>/.omp/agent` (omp). `env` reads a variable.
+    pub fn default_for(
+        profile: Profile,
+        home: &Path,
+        env: &dyn Fn(&str) -> Option<String>,
+    ) -> Store {
+        if let Some(dir) = env(AGENT_DIR_ENV).filter(|d| !d.is_empty()) {
+            return Store::new(expand_home(&dir, home));
+        }
+        let folder = match profile {
+            Profile::Pi => ".pi",
+            Profile::Omp => ".omp",
+        };
+        Store::new(home.join(folder).join("agent"))
+    }
+
+    /// `<agent>/sessions`: one folder per project.
+    pub fn sessions_root(&self) -> PathBuf {
+        self.agent_dir.join("sessions")
+    }
+
+    /// `<agent>/sessions/--<cwd-encoded>--`: the project's session directory.
+    pub fn session_dir(&self, cwd: &str) -> PathBuf {
+        self.sessions_root().join(encode_cwd(cwd))
+    }
+
+    /// `<agent>/blobs`: the content-addressed image store (omp).
+    pub fn blobs_dir(&self) -> PathBuf {
+        self.agent_dir.join("blobs")
+    }
+
+    /// `<agent>/terminal-sessions`: one breadcrumb per terminal (omp).
+    pub fn breadcrumbs_dir(&self) -> PathBuf {
+        self.agent_dir.join("terminal-sessions")
+    }
+
+    /// `<agent>/history.db`: the prompt history (omp).
+    pub fn history_db(&self) -> PathBuf {
+        self.agent_dir.join("history.db")
+    }
+}
+
+/// `~` and `~/…` expanded against `home`.
+fn expand_home(dir: &str, home: &Path) -> PathBuf {
+    if dir == "~" {
+        home.to_path_buf()
+    } else if let Some(rest) = dir.strip_prefix("~/") {
+        home.join(rest)
+    } else {
+        PathBuf::from(dir)
+    }
+}
+
+/// The project folder name of seed 000: one leading `/` or `\` removed, every `/`, `\`
+/// and `:` replaced by `-`, wrapped in `--…--`.
+///
+/// The result is always one path component that is neither `.` nor `..` and holds no
+/// separator, so it can never point outside the sessions root. Distinct cwds may collide
+/// (`/a:b` and `/a/b` both give `--a-b--`), as in both real implementations.
+pub fn encode_cwd(cwd: &str) -> String {
+    let trimmed = cwd
+        .strip_prefix('/')
+        .or_else(|| cwd.strip_prefix('\\'))
+        .unwrap_or(cwd);
+    let body: String = trimmed
+        .chars()
+        .map(|c| match c {
+            '/' | '\\' | ':' | '\0' => '-',
+            c => c,
+        })
+        .collect();
+    format!("--{body}--")
+}
+
+/// The terminal id: from the TTY path (`/dev/pts/3` → `pts-3`), else the first terminal
+/// environment variable that is set ([`TERMINAL_ENV`]). `None` when the terminal is unknown.
+pub fn terminal_id(tty: Option<&str>, env: &dyn Fn(&str) -> Option<String>) -> Option<String> {
+    if let Some(rest) = tty.and_then(|t| t.strip_prefix("/dev/")) {
+        return Some(rest.replace('/', "-"));
+    }
+    TERMINAL_ENV.iter().find_map(|(name, prefix)| {
+        env(name)
+            .filter(|v| !v.is_empty())
+            .map(|v| format!("{prefix}{v}"))
+    })
+}
+
+/// A terminal breadcrumb: the cwd and the session file it last used.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Breadcrumb {
+    /// The working directory of that session.
+    pub cwd: String,
+    /// The session file.
+    pub file: PathBuf,
+}
+
+impl Breadcrumb {
+    /// Reads a breadcrumb file's text: the trimmed text's first two lines (cwd, then file).
+    /// `None` when it has fewer than two lines.
+    pub fn parse(text: &str) -> Option<Breadcrumb> {
+        let mut lines = text.trim().lines();
+        let cwd = lines.next()?;
+        let file = lines.next()?;
+        Some(Breadcrumb {
+            cwd: cwd.to_owned(),
+            file: PathBuf::from(file),
+        })
+    }
+
+    /// The file's text: `cwd\nfile\n`.
+    pub fn to_text(&self) -> String {
+        format!("{}\n{}\n", self.cwd, self.file.display())
+    }
+
+    /// Whether it may be used from `cwd`: same directory (compared after lexical
+    /// normalisation) and the session file still exists as a file.
+    pub fn valid_for(&self, cwd: &str) -> bool {
+        normalize_path(&self.cwd) == normalize_path(cwd) && self.file.is_file()
+    }
+}
+
+/// Reads the breadcrumb of `terminal` in `store`; `None` when missing or unreadable.
+pub fn read_breadcrumb(store: &Store, terminal: &str) -> Option<Breadcrumb> {
+    let text = std::fs::read_to_string(store.breadcrumbs_dir().join(terminal)).ok()?;
+    Breadcrumb::parse(&text)
+}
+
+/// Writes the breadcrumb of `terminal`. Best effort: a failure is returned for the caller
+/// to ignore or log, and never fails the session operation (seed 001).
+pub fn write_breadcrumb(store: &Store, terminal: &str, crumb: &Breadcrumb) -> std::io::Result<()> {
+    let dir = store.breadcrumbs_dir();
+    std::fs::create_dir_all(&dir)?;
+    std::fs::write(dir.join(terminal), crumb.to_text())
+}
+
+/// A path normalised as Node's `path.resolve` does for an absolute path: `.` and empty
+/// segments dropped, `..` pops, no trailing separator.
+pub fn normalize_path(path: &str) -> String {
+    let mut parts: Vec<&str> = Vec::new();
+    for part in path.split('/') {
+        match part {
+            "" | "." => {}
+            ".." => {
+                parts.pop();
+            }
+            p => parts.push(p),
+        }
+    }
+    format!("/{}", parts.join("/"))
+}
+
+/// Whether a `--resume` value names a file rather than an id prefix: it holds `/` or `\`,
+/// or ends in `.jsonl` (seed 001).
+pub fn is_path_like(value: &str) -> bool {
+    // Case-sensitive, as `endsWith(".jsonl")` is.
+    #[allow(clippy::case_sensitive_file_extension_comparisons)]
+    let jsonl = value.ends_with(".jsonl");
+    value.contains('/') || value.contains('\\') || jsonl
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn cwd_encoding_follows_the_seed_and_stays_inside_the_root() {
+        let table = [
+            ("/home/u/proj", "--home-u-proj--"),
+            ("/", "----"),
+            ("/a/b/", "--a-b---"),
+            (r"C:\Users\x\p", "--C--Users-x-p--"),
+            ("relative/dir", "--relative-dir--"),
+            ("/with space/ü/a.b", "--with space-ü-a.b--"),
+            (r"\\server\share", "---server-share--"),
+            ("//double", "---double--"),
+            ("/a:b", "--a-b--"),
+            ("", "----"),
+            ("..", "--..--"),
+            ("/../..", "--..-..--"),
+            ("a\0b", "--a-b--"),
+        ];
+        let root = Path::new("/agent/sessions");
+        for (cwd, want) in table {
+            let got = encode_cwd(cwd);
+            assert_eq!(got, want, "cwd {cwd:?}");
+            let joined = root.join(&got);
+            assert_eq!(joined.parent(), Some(root), "{cwd:?} escapes the root");
+            assert!(got != "." && got != ".." && !got.contains(['/', '\\']));
+        }
+    }
+
+    #[test]
+    fn agent_dir_honours_the_override_and_expands_home() {
+        let home = Path::new("/h");
+        let none = |_: &str| None;
+        assert_eq!(
+            Store::default_for(Profile::Pi, home, &none).agent_dir,
+            Path::new("/h/.pi/agent")
+        );
+        assert_eq!(
+            Store::default_for(Profile::Omp, home, &none).agent_dir,
+            Path::new("/h/.omp/agent")
+        );
+        for (value, want) in [("~", "/h"), ("~/x", "/h/x"), ("/abs", "/abs")] {
+            let env = |k: &str| (k == AGENT_DIR_ENV).then(|| value.to_owned());
+            assert_eq!(
+                Store::default_for(Profile::Pi, home, &env).agent_dir,
+                Path::new(want)
+            );
+        }
+        let store = Store::new("/a");
+        assert_eq!(store.session_dir("/p/q"), Path::new("/a/sessions/--p-q--"));
+        assert_eq!(store.breadcrumbs_dir(), Path::new("/a/terminal-sessions"));
+        assert_eq!(store.history_db(), Path::new("/a/history.db"));
+        assert_eq!(store.blobs_dir(), Path::new("/a/blobs"));
+    }
+
+    #[test]
+    fn terminal_ids_prefer_the_tty_then_the_environment_in_order() {
+        let env = |k: &str| match k {
+            "TMUX_PANE" => Some("%7".to_owned()),
+            "WT_SESSION" => Some("w".to_owned()),
+            _ => None,
+        };
+        assert_eq!(
+            terminal_id(Some("/dev/pts/3"), &env).as_deref(),
+            Some("pts-3")
+        );
+        assert_eq!(terminal_id(None, &env).as_deref(), Some("tmux-%7"));
+        assert_eq!(terminal_id(Some("not-a-dev"), &|_| None), None);
+        let kitty = |k: &str| (k != "WT_SESSION").then(|| "1".to_owned());
+        assert_eq!(terminal_id(None, &kitty).as_deref(), Some("kitty-1"));
+    }
+
+    #[test]
+    fn breadcrumbs_need_two_lines_the_same_cwd_and_an_existing_file() {
+        let dir = tempfile::tempdir().expect("temp dir");
+        let file = dir.path().join("s.jsonl");
+        std::fs::write(&file, "{}\n").expect("write");
+        let crumb = Breadcrumb::parse(&format!("/p/q/\n{}\n", file.display())).expect("two lines");
+        assert!(crumb.valid_for("/p/q"));
+        assert!(crumb.valid_for("/p/./q"));
+        assert!(!crumb.valid_for("/p"));
+        assert_eq!(Breadcrumb::parse("/only-one-line\n"), None);
+        let gone = Breadcrumb {
+            cwd: "/p/q".into(),
+            file: dir.path().join("gone.jsonl"),
+        };
+        assert!(!gone.valid_for("/p/q"));
+        let store = Store::new(dir.path());
+        write_breadcrumb(&store, "kitty-1", &crumb).expect("write crumb");
+        assert_eq!(read_breadcrumb(&store, "kitty-1"), Some(crumb));
+    }
+
+    #[test]
+    fn path_like_values() {
+        for (value, want) in [
+            ("abc", false),
+            ("a/b", true),
+            (r"a\b", true),
+            ("x.jsonl", true),
+            ("x.JSONL", false),
+            ("", false),
+        ] {
+            assert_eq!(is_path_like(value), want, "{value:?}");
+        }
+    }
+}
