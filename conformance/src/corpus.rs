@@ -38,6 +38,14 @@ pub struct CaseFile {
     /// What must survive, whatever the output.
     #[serde(default, skip_serializing_if = "Vec::is_empty")]
     pub safety: Vec<SafetyCheck>,
+    /// Modification times the runner gives input files before the request:
+    /// input path → ISO time (`2026-01-01T00:00:00.000Z`). Listing orders by them.
+    #[serde(default, skip_serializing_if = "BTreeMap::is_empty")]
+    pub mtimes: BTreeMap<String, String>,
+    /// Input files in which the runner replaces the text `<dir>` with the case's working
+    /// directory before the request (files that must hold absolute paths, e.g. breadcrumbs).
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub dir_inputs: Vec<String>,
 }
 
 /// A data-safety check.
@@ -267,6 +275,23 @@ pub fn check(root: &Path) -> Vec<CorpusError> {
         }
         if case.file.profiles.is_empty() {
             problems.push(at("no profiles".into()));
+        }
+        for file in &case.file.dir_inputs {
+            if !case.inputs.contains_key(file) {
+                problems.push(at(format!(
+                    "dir_inputs names {file:?}, which is not an input file"
+                )));
+            }
+        }
+        for (file, time) in &case.file.mtimes {
+            if !case.inputs.contains_key(file) {
+                problems.push(at(format!(
+                    "mtimes names {file:?}, which is not an input file"
+                )));
+            }
+            if session_reference::ids::parse_iso_ms(time).is_none() {
+                problems.push(at(format!("mtimes: {time:?} is not an ISO time")));
+            }
         }
         for profile in &case.file.profiles {
             match profile.parse::<Profile>() {

@@ -9,7 +9,9 @@ use session_reference::context::LeafChoice;
 use session_reference::model::Profile;
 use session_reference::session::{ModelChange, Options, SessionError, SessionManager};
 
-use crate::protocol::{Hello, Request, Response, OPERATIONS};
+use crate::protocol::{Hello, Request, Response, OMP_ONLY_OPERATIONS, OPERATIONS};
+
+mod store;
 
 /// The reference's hello for `profile`.
 pub fn hello(profile: Profile) -> Hello {
@@ -18,7 +20,11 @@ pub fn hello(profile: Profile) -> Hello {
         implementation: "session-reference".into(),
         version: env!("CARGO_PKG_VERSION").into(),
         profile: profile.name().into(),
-        operations: OPERATIONS.iter().map(|s| (*s).to_owned()).collect(),
+        operations: OPERATIONS
+            .iter()
+            .filter(|op| profile == Profile::Omp || !OMP_ONLY_OPERATIONS.contains(op))
+            .map(|s| (*s).to_owned())
+            .collect(),
         capabilities: vec!["diagnostics".into()],
     }
 }
@@ -38,6 +44,14 @@ pub fn execute(request: &Request) -> Response {
         "tree" => tree(&dir, args, profile),
         "apply" => apply(&dir, args, profile),
         "persist" => persist(&dir, args, profile),
+        op if profile == Profile::Pi && OMP_ONLY_OPERATIONS.contains(&op) => {
+            return Response::unsupported(case)
+        }
+        "list" => store::list_op(&dir, args, profile),
+        "recent" => Ok(store::recent_op(&dir, args)),
+        "continue" => store::continue_op(&dir, args, profile),
+        "resolve" => store::resolve_op(&dir, args, profile),
+        "history" => store::history_op(&dir, args),
         _ => return Response::unsupported(case),
     };
     match result {

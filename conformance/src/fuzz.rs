@@ -101,6 +101,8 @@ fn make_case(
         op: "apply".into(),
         args: serde_json::json!({"open": null, "cwd": "/proj", "steps": steps}),
         safety: Vec::new(),
+        mtimes: BTreeMap::new(),
+        dir_inputs: Vec::new(),
     };
     let mut inputs = BTreeMap::new();
     if n % 2 == 1 {

@@ -66,6 +66,8 @@ pub fn snapshot(dir: &Path, inputs: &std::collections::BTreeMap<String, Vec<u8>>
             }
             if path.is_dir() {
                 stack.push(path);
+            } else if is_database(&rel) {
+                // Compared through the `history` operation's output, not byte for byte.
             } else if let Ok(bytes) = fs::read(&path) {
                 let described = if inputs.get(&rel) == Some(&bytes) {
                     json!({ "unchanged": true })
@@ -79,8 +81,19 @@ pub fn snapshot(dir: &Path, inputs: &std::collections::BTreeMap<String, Vec<u8>>
     Value::Object(files)
 }
 
-/// A `.jsonl` file as its lines, anything else as size and hash.
+/// SQLite files (`*.db` and its `-wal`, `-shm`, `-journal` companions): not snapshotted.
+fn is_database(name: &str) -> bool {
+    [".db", ".db-wal", ".db-shm", ".db-journal"]
+        .iter()
+        .any(|suffix| name.ends_with(suffix))
+}
+
+/// A `.jsonl` file as its lines, a terminal breadcrumb (`terminal-sessions/…`) as its text,
+/// anything else as size and hash.
 pub fn describe_file(name: &str, bytes: &[u8]) -> Value {
+    if name.contains("terminal-sessions/") {
+        return json!({ "text": String::from_utf8_lossy(bytes) });
+    }
     if !Path::new(name)
         .extension()
         .is_some_and(|e| e.eq_ignore_ascii_case("jsonl"))

@@ -7,7 +7,13 @@ use serde_json::Value;
 pub const PROTOCOL_VERSION: u32 = 1;
 
 /// The operations a case can ask for.
-pub const OPERATIONS: [&str; 5] = ["load", "context", "tree", "apply", "persist"];
+pub const OPERATIONS: [&str; 10] = [
+    "load", "context", "tree", "apply", "persist", "list", "recent", "continue", "resolve",
+    "history",
+];
+
+/// Operations only the `omp` profile has (pi-mono has no recent list and no prompt history).
+pub const OMP_ONLY_OPERATIONS: [&str; 2] = ["recent", "history"];
 
 /// The runner's greeting.
 #[derive(Debug, Clone, Serialize, Deserialize, PartialEq, schemars::JsonSchema)]

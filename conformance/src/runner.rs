@@ -136,15 +136,24 @@ pub fn produce(
         .path()
         .canonicalize()
         .map_err(|e| (Status::Crash, e.to_string()))?;
+    let dir_text = dir.to_string_lossy().into_owned();
     for (name, bytes) in &case.inputs {
         let path = dir.join(name);
         if let Some(parent) = path.parent() {
             fs::create_dir_all(parent).map_err(|e| (Status::Crash, e.to_string()))?;
         }
-        fs::write(&path, bytes).map_err(|e| (Status::Crash, e.to_string()))?;
+        let written: std::borrow::Cow<[u8]> = if case.file.dir_inputs.contains(name) {
+            String::from_utf8_lossy(bytes)
+                .replace("<dir>", &dir_text)
+                .into_bytes()
+                .into()
+        } else {
+            bytes.into()
+        };
+        fs::write(&path, written).map_err(|e| (Status::Crash, e.to_string()))?;
     }
+    set_mtimes(&dir, &case.file.mtimes).map_err(|e| (Status::Crash, e))?;
     fs::create_dir_all(dir.join("home")).map_err(|e| (Status::Crash, e.to_string()))?;
-    let dir_text = dir.to_string_lossy().into_owned();
     let args = case.args();
     let request = Request {
         kind: "request".into(),
@@ -184,7 +193,7 @@ pub fn produce(
     if let Some(error) = &response.error {
         notes.push(format!("error {}: {}", error.kind, error.message));
     }
-    let args_text = args.to_string();
+    let args_text = format!("{args} {:?}", case.file.mtimes);
     let input_texts: Vec<String> = case
         .inputs
         .values()
@@ -203,6 +212,28 @@ pub fn produce(
     let output = json!({ "response": response_value, "files": files });
     drop(work);
     Ok((output, notes))
+}
+
+/// Gives input files the modification times the case states (`case.json` `mtimes`).
+fn set_mtimes(
+    dir: &Path,
+    mtimes: &std::collections::BTreeMap<String, String>,
+) -> Result<(), String> {
+    for (name, time) in mtimes {
+        let ms = session_reference::ids::parse_iso_ms(time)
+            .ok_or_else(|| format!("mtimes: {time:?} is not an ISO time"))?;
+        let at = if ms >= 0 {
+            std::time::UNIX_EPOCH + Duration::from_millis(ms.unsigned_abs())
+        } else {
+            std::time::UNIX_EPOCH - Duration::from_millis(ms.unsigned_abs())
+        };
+        fs::File::options()
+            .write(true)
+            .open(dir.join(name))
+            .and_then(|f| f.set_modified(at))
+            .map_err(|e| format!("mtimes: {name}: {e}"))?;
+    }
+    Ok(())
 }
 
 /// Without the `diagnostics` capability, `diagnostics` and `migrated` are not part of a `{"ok": …}` response.
