@@ -98,7 +98,19 @@ for (const event of ["unhandledRejection", "uncaughtException", "SIGTERM", "SIGI
 }
 installProcessHandlers();
 
-const OPERATIONS = ["load", "context", "tree", "apply", "persist"];
+// Session stores (PROTOCOL.md "Session stores"): 13.19.0 exports getRecentSessions and
+// resolveResumableSession from session-manager.ts; 18.x moved them to session-listing.ts.
+let listing_mod: any = sm_mod;
+if (typeof sm_mod.resolveResumableSession !== "function" || typeof sm_mod.getRecentSessions !== "function") {
+	listing_mod = await import(path.join(SESSION_SRC, "session-listing.ts"));
+}
+const resolveResumableSession: any = listing_mod.resolveResumableSession;
+const getRecentSessions: any = listing_mod.getRecentSessions;
+const HistoryStorage: any = (await import(path.join(SESSION_SRC, "history-storage.ts"))).HistoryStorage;
+const { Database } = await import("bun:sqlite");
+const LIB_MAJOR = Number.parseInt(PKG_JSON.version, 10);
+
+const OPERATIONS = ["load", "context", "tree", "apply", "persist", "list", "recent", "continue", "resolve", "history"];
 
 // ---------------------------------------------------------------------------------------------
 // Helpers
@@ -370,7 +382,273 @@ async function opPersist(dir: string, args: any) {
 	return { results };
 }
 
+// ---------------------------------------------------------------------------------------------
+// Session stores: list, recent, continue, resolve, history
+// ---------------------------------------------------------------------------------------------
+const TERMINAL_ENV = ["KITTY_WINDOW_ID", "TMUX_PANE", "TERM_SESSION_ID", "WT_SESSION"];
+
+/** Point the library at <dir>/<agent_dir> (pi-utils setAgentDir also sets PI_CODING_AGENT_DIR). */
+function enterStore(dir: string, args: any) {
+	const agentDir = path.join(dir, typeof args.agent_dir === "string" ? args.agent_dir : "agent");
+	utils.setAgentDir(agentDir);
+	const cwd: string = typeof args.cwd === "string" ? args.cwd : "/";
+	const sessionDir: string | undefined = typeof args.session_dir === "string" ? path.join(dir, args.session_dir) : undefined;
+	return { agentDir, cwd, sessionDir };
+}
+
+/**
+ * Run `fn` with the terminal variables of `env` set in process.env (the adapter's stdin is not a TTY, so
+ * pi-tui getTerminalId() falls back to them), restoring the previous values afterwards. Calls to Bun.write
+ * made meanwhile are collected and awaited: 13.19.0 writes breadcrumbs fire-and-forget
+ * (`Bun.write(...).catch(() => {})`), and the response must not go out before they land.
+ */
+async function withTerminal<T>(env: Record<string, unknown> | undefined, fn: () => Promise<T>): Promise<T> {
+	const saved = new Map<string, string | undefined>();
+	for (const key of TERMINAL_ENV) {
+		saved.set(key, process.env[key]);
+		delete process.env[key];
+	}
+	for (const [key, value] of Object.entries(env ?? {})) {
+		if (!saved.has(key)) saved.set(key, process.env[key]);
+		if (typeof value === "string") process.env[key] = value;
+	}
+	const originalWrite = Bun.write;
+	const writes: Promise<unknown>[] = [];
+	(Bun as any).write = (...a: unknown[]) => {
+		const p = (originalWrite as any)(...a);
+		writes.push(p);
+		return p;
+	};
+	try {
+		return await fn();
+	} finally {
+		(Bun as any).write = originalWrite;
+		await Promise.allSettled(writes);
+		for (const [key, value] of saved) {
+			if (value === undefined) delete process.env[key];
+			else process.env[key] = value;
+		}
+	}
+}
+
+function isoTime(value: unknown): string | null {
+	if (value instanceof Date) return Number.isNaN(value.getTime()) ? null : value.toISOString();
+	if (typeof value === "number") {
+		const d = new Date(value);
+		return Number.isNaN(d.getTime()) ? null : d.toISOString();
+	}
+	return null;
+}
+
+async function opList(dir: string, args: any) {
+	const { cwd, sessionDir } = enterStore(dir, args);
+	const sessions: any[] = args.all === true ? await SessionManager.listAll() : await SessionManager.list(cwd, sessionDir);
+	// The protocol's SessionInfo fields, as the library returns them (13.19.0 has exactly these; 18.x adds
+	// size, status, … which the protocol does not compare). Dates serialise through Date.prototype.toJSON:
+	// ISO strings, null for an Invalid Date.
+	return {
+		sessions: sessions.map(info => {
+			const out: Record<string, unknown> = {};
+			for (const key of SESSION_INFO_KEYS) if (info[key] !== undefined) out[key] = info[key];
+			return out;
+		}),
+	};
+}
+
+const SESSION_INFO_KEYS = [
+	"path",
+	"id",
+	"cwd",
+	"title",
+	"name",
+	"parentSessionPath",
+	"created",
+	"modified",
+	"messageCount",
+	"firstMessage",
+	"allMessagesText",
+];
+
+async function opRecent(dir: string, args: any) {
+	const { cwd, sessionDir } = enterStore(dir, args);
+	const localDir = sessionDir ?? SessionManager.getDefaultSessionDir(cwd);
+	const limit = Number.isInteger(args.limit) ? args.limit : undefined; // undefined: the library's default
+	const sessions: any[] = await getRecentSessions(localDir, limit);
+	// name/fullName are lazy getters on 13.19.0's RecentSessionInfo; mtime is mtimeMs. 18.x's RecentSessionInfo
+	// is {path, name, timeAgo}: no mtime or fullName, so those keys are left out.
+	return {
+		sessions: sessions.map(s => ({
+			path: s.path,
+			mtime: s.mtime === undefined ? undefined : isoTime(s.mtime),
+			name: s.name,
+			fullName: s.fullName,
+		})),
+	};
+}
+
+/** Every regular file under `root`, to tell an opened session file from a new one. */
+function filesUnder(root: string): Set<string> {
+	const out = new Set<string>();
+	const stack = [root];
+	while (stack.length > 0) {
+		const d = stack.pop()!;
+		let entries: fs.Dirent[];
+		try {
+			entries = fs.readdirSync(d, { withFileTypes: true });
+		} catch {
+			continue;
+		}
+		for (const e of entries) {
+			const p = path.join(d, e.name);
+			if (e.isDirectory()) stack.push(p);
+			else if (e.isFile()) out.add(p);
+		}
+	}
+	return out;
+}
+
+async function opContinue(dir: string, args: any) {
+	const { cwd, sessionDir } = enterStore(dir, args);
+	const before = filesUnder(dir);
+	return await withTerminal(args.env, async () => {
+		const sm = await SessionManager.continueRecent(cwd, sessionDir);
+		const file: string | null = sm.getSessionFile() ?? null;
+		// Let queued writes settle (13.19.0 writes nothing for a lazy new session; 18.x may).
+		try {
+			await sm.flush?.();
+		} catch (err) {
+			logError("continue: flush() failed", err);
+		}
+		return { file, new: file === null || !before.has(file) };
+	});
+}
+
+/**
+ * main.ts's comparison of cwds, replicated: 13.19.0 declares it locally in
+ * node_modules/@oh-my-pi/pi-coding-agent/src/main.ts (lines 189-196, not exported).
+ */
+function normalizePathForComparison(value: string): string {
+	const resolved = path.resolve(value);
+	let realPath = resolved;
+	try {
+		realPath = fs.realpathSync(resolved);
+	} catch {}
+	return process.platform === "win32" ? realPath.toLowerCase() : realPath;
+}
+
+/**
+ * `--resume <value>`: the matching is the library's resolveResumableSession; the decision made on its
+ * result lives in main.ts createSessionManager and is replicated here (the adapter reports it; it does
+ * not fork or move):
+ * - 13.19.0 (src/main.ts lines 256-278, seed 001): path-like -> open; no match -> throw
+ *   `Session "X" not found.`; a global match whose cwd differs -> ask to fork: yes -> forkFrom, no -> throw
+ *   `Session "X" is in another project (CWD).`; otherwise open.
+ * - 18.x (src/main.ts lines 1096-1140 and moveMissingCwdSessionIfNeeded, lines 797-826; the message at
+ *   1938-1943): no fork prompt; a match (local or global) whose recorded cwd no longer exists -> ask to
+ *   move it here: yes -> moveTo, no -> print `Resume cancelled: session was not moved.` and exit 0;
+ *   otherwise open.
+ */
+async function opResolve(dir: string, args: any) {
+	const { cwd, sessionDir } = enterStore(dir, args);
+	const value: string = typeof args.value === "string" ? args.value : "";
+	const answer = args.fork === true;
+	if (value.includes("/") || value.includes("\\") || value.endsWith(".jsonl")) {
+		return { match: "path", action: "open", path: value };
+	}
+	const match = await resolveResumableSession(value, cwd, sessionDir);
+	if (!match) return { match: "none", action: "stop", message: `Session "${value}" not found.`, error: true };
+	const session = match.session;
+	if (LIB_MAJOR >= 18) {
+		const sourceCwd = session.cwd;
+		if (sourceCwd && !fs.existsSync(sourceCwd)) {
+			if (answer) return { match: match.scope, action: "move", path: session.path };
+			return { match: match.scope, action: "stop", message: "Resume cancelled: session was not moved.", error: false };
+		}
+		return { match: match.scope, action: "open", path: session.path };
+	}
+	if (match.scope === "global") {
+		const normalizedCwd = normalizePathForComparison(cwd);
+		const normalizedMatchCwd = normalizePathForComparison(session.cwd || cwd);
+		if (normalizedCwd !== normalizedMatchCwd) {
+			if (answer) return { match: "global", action: "fork", path: session.path };
+			return {
+				match: "global",
+				action: "stop",
+				message: `Session "${value}" is in another project (${session.cwd}).`,
+				error: true,
+			};
+		}
+	}
+	return { match: match.scope, action: "open", path: session.path };
+}
+
+/**
+ * A HistoryStorage of its own for <agent>/history.db. HistoryStorage.open() keeps one instance per
+ * process: 18.x has HistoryStorage.close() to drop it; 13.19.0 has none, so its (TypeScript-only)
+ * private constructor is called directly, which opens the given path exactly as open() would.
+ */
+function openHistory(dbPath: string): { history: any; close: () => void } {
+	if (typeof HistoryStorage.close === "function") {
+		HistoryStorage.close();
+		const history = HistoryStorage.open(dbPath);
+		return { history, close: () => HistoryStorage.close() };
+	}
+	const history = new HistoryStorage(dbPath);
+	return { history, close: () => {} };
+}
+
+/** One turn of the event loop: 13.19.0's add() inserts in a setImmediate callback, which runs before this. */
+function afterImmediates(): Promise<void> {
+	return new Promise(resolve => setImmediate(resolve));
+}
+
+async function opHistory(dir: string, args: any) {
+	const { agentDir } = enterStore(dir, args);
+	const dbPath = path.join(agentDir, "history.db");
+	const { history, close } = openHistory(dbPath);
+	const results: unknown[] = [];
+	try {
+		for (const step of Array.isArray(args.steps) ? args.steps : []) {
+			let rows: any[];
+			if (typeof step?.add === "string") {
+				await history.add(step.add, typeof step.cwd === "string" ? step.cwd : undefined);
+				await afterImmediates();
+				continue;
+			} else if (typeof step?.recent === "number") {
+				rows = history.getRecent(step.recent);
+			} else if (typeof step?.search === "string") {
+				rows = history.search(step.search, typeof step.limit === "number" ? step.limit : 100);
+			} else {
+				throw new Error(`unknown history step ${JSON.stringify(step)}`);
+			}
+			results.push(
+				rows.map(r => {
+					const row: Record<string, unknown> = { id: r.id, prompt: r.prompt };
+					if (r.cwd !== undefined && r.cwd !== null) row.cwd = r.cwd;
+					return row;
+				}),
+			);
+		}
+		await afterImmediates();
+	} finally {
+		close();
+	}
+	const db = new Database(dbPath, { readonly: true });
+	try {
+		const objects = db.query("SELECT type, name FROM sqlite_master").all() as Array<{ type: string; name: string }>;
+		const schema = objects.map(o => `${o.type} ${o.name}`).sort();
+		return { results, schema };
+	} finally {
+		db.close();
+	}
+}
+
 const HANDLERS: Record<string, (dir: string, args: any) => Promise<unknown>> = {
+	list: opList,
+	recent: opRecent,
+	continue: opContinue,
+	resolve: opResolve,
+	history: opHistory,
 	load: opLoad,
 	context: opContext,
 	tree: opTree,

@@ -10,14 +10,17 @@
 // around the library's behaviour: known hangs (parentId cycles in getBranch /
 // buildSessionContext / getTree) are left to the runner's per-case timeout.
 
-import { mkdirSync, readFileSync } from "node:fs";
+import { mkdirSync, readdirSync, readFileSync } from "node:fs";
 import { join, isAbsolute } from "node:path";
 import { createInterface } from "node:readline";
 
 const IMPLEMENTATION = "pi-mono";
 const VERSION = "0.73.1";
 const PROFILE = "pi";
-const OPERATIONS = ["load", "context", "tree", "apply", "persist"];
+// Session stores (PROTOCOL.md "Session stores"): pi-mono 0.73.1 has no
+// getRecentSessions, no terminal breadcrumbs and no prompt history, so
+// `recent` and `history` are left out and report as skipped.
+const OPERATIONS = ["load", "context", "tree", "apply", "persist", "list", "continue", "resolve"];
 
 // ---------------------------------------------------------------------------
 // stdout belongs to the protocol. Anything else that writes through console
@@ -291,7 +294,114 @@ function opPersist(L, args, env) {
 	return { results: [first, second] };
 }
 
-const OPS = { load: opLoad, context: opContext, tree: opTree, apply: opApply, persist: opPersist };
+// ---------------------------------------------------------------------------
+// Session stores: list, continue, resolve
+// ---------------------------------------------------------------------------
+
+// Point the library at <dir>/<agent_dir>: config.js getAgentDir() reads
+// PI_CODING_AGENT_DIR on every call, so SessionManager.list (via
+// getDefaultSessionDir), listAll (getSessionsDir) and continueRecent use it.
+function enterStore(dir, args) {
+	const agentDir = join(dir, typeof args.agent_dir === "string" ? args.agent_dir : "agent");
+	process.env.PI_CODING_AGENT_DIR = agentDir;
+	const cwd = typeof args.cwd === "string" ? args.cwd : "/";
+	const sessionDir = typeof args.session_dir === "string" ? join(dir, args.session_dir) : undefined;
+	return { agentDir, cwd, sessionDir };
+}
+
+async function opList(L, args, _env, dir) {
+	const { cwd, sessionDir } = enterStore(dir, args);
+	const sessions = args.all === true ? await L.SessionManager.listAll() : await L.SessionManager.list(cwd, sessionDir);
+	// Dates serialise through Date.prototype.toJSON: ISO strings, null for an Invalid Date.
+	return { sessions };
+}
+
+// Every regular file under `root`, to tell an opened file from a new one.
+function filesUnder(root) {
+	const out = new Set();
+	const stack = [root];
+	while (stack.length > 0) {
+		const d = stack.pop();
+		let entries;
+		try {
+			entries = readdirSync(d, { withFileTypes: true });
+		} catch {
+			continue;
+		}
+		for (const e of entries) {
+			const p = join(d, e.name);
+			if (e.isDirectory()) stack.push(p);
+			else if (e.isFile()) out.add(p);
+		}
+	}
+	return out;
+}
+
+function opContinue(L, args, _env, dir) {
+	const { cwd, sessionDir } = enterStore(dir, args);
+	// pi-mono has no terminal breadcrumbs: args.env is not consulted by the library.
+	const before = filesUnder(dir);
+	const sm = L.SessionManager.continueRecent(cwd, sessionDir);
+	const file = sm.getSessionFile() ?? null;
+	return { file, new: file === null || !before.has(file) };
+}
+
+// Replica of pi-mono 0.73.1's `resolveSessionPath(sessionArg, cwd, sessionDir)`,
+// an unexported function in node_modules/@mariozechner/pi-coding-agent/dist/main.js
+// (lines 106-126). It only calls the public SessionManager.list / listAll.
+async function resolveSessionPath(SessionManager, sessionArg, cwd, sessionDir) {
+	// If it looks like a file path, use as-is
+	if (sessionArg.includes("/") || sessionArg.includes("\\") || sessionArg.endsWith(".jsonl")) {
+		return { type: "path", path: sessionArg };
+	}
+	// Try to match as session ID in current project first
+	const localSessions = await SessionManager.list(cwd, sessionDir);
+	const localMatches = localSessions.filter((s) => s.id.startsWith(sessionArg));
+	if (localMatches.length >= 1) {
+		return { type: "local", path: localMatches[0].path };
+	}
+	// Try global search across all projects
+	const allSessions = await SessionManager.listAll();
+	const globalMatches = allSessions.filter((s) => s.id.startsWith(sessionArg));
+	if (globalMatches.length >= 1) {
+		const match = globalMatches[0];
+		return { type: "global", path: match.path, cwd: match.cwd };
+	}
+	// Not found anywhere
+	return { type: "not_found", arg: sessionArg };
+}
+
+// The CLI's decision on `--session <value>`, dist/main.js createSessionManager
+// (lines 180-199): path/local -> SessionManager.open; global -> "Fork this
+// session into current directory?" (yes -> forkFrom, no -> print "Aborted.",
+// exit 0); not_found -> print "No session found matching '<arg>'", exit 1.
+// The adapter reports the decision; it does not fork.
+async function opResolve(L, args, _env, dir) {
+	const { cwd, sessionDir } = enterStore(dir, args);
+	const value = typeof args.value === "string" ? args.value : "";
+	const resolved = await resolveSessionPath(L.SessionManager, value, cwd, sessionDir);
+	switch (resolved.type) {
+		case "path":
+		case "local":
+			return { match: resolved.type, action: "open", path: resolved.path };
+		case "global":
+			if (args.fork === true) return { match: "global", action: "fork", path: resolved.path };
+			return { match: "global", action: "stop", message: "Aborted.", error: false };
+		default:
+			return { match: "none", action: "stop", message: `No session found matching '${resolved.arg}'`, error: true };
+	}
+}
+
+const OPS = {
+	load: opLoad,
+	context: opContext,
+	tree: opTree,
+	apply: opApply,
+	persist: opPersist,
+	list: opList,
+	continue: opContinue,
+	resolve: opResolve,
+};
 
 async function handleRequest(req) {
 	const caseId = req.case ?? null;
@@ -301,7 +411,7 @@ async function handleRequest(req) {
 		const args = req.args && typeof req.args === "object" ? req.args : {};
 		const L = await loadLibrary();
 		const env = enterCaseDir(req.dir);
-		const ok = await op(L, args, env);
+		const ok = await op(L, args, env, req.dir);
 		// Serialise here so a value JSON cannot hold (BigInt, a cycle) becomes an
 		// error response instead of a crash.
 		const line = JSON.stringify({ type: "response", case: caseId, ok });
