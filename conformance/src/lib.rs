@@ -8,7 +8,7 @@
 //! disk), [`normalize`] (canonical JSON and renaming of created ids and times),
 //! [`execute`] (the reference as an adapter), [`adapter`] (processes),
 //! [`runner`] (one case), [`harness`] (a whole run, bless), [`report`] (outputs),
-//! [`inspect`] (the `load`/`context`/`tree` commands), [`schema`] (JSON Schemas), [`fuzz`] (generated cases, differential testing).
+//! [`inspect`] (the `load`/`context`/`tree` commands), [`sessions`] (the `sessions` command over a real store), [`schema`] (JSON Schemas), [`fuzz`] (generated cases, differential testing).
 //!
 //! ```
 //! use session_conformance::normalize::canonical;
@@ -28,4 +28,5 @@ pub mod report;
 pub mod runner;
 pub mod schema;
 pub mod schema_diff;
+pub mod sessions;
 pub mod validate;

@@ -155,6 +155,11 @@ enum Command {
         #[arg(long)]
         no_leaf: bool,
     },
+    /// Look at a session store (~/.pi/agent, ~/.omp/agent or $PI_CODING_AGENT_DIR): list its
+    /// sessions, show one, explain what `--resume VALUE` opens, validate every file.
+    ///
+    /// Nothing is written to the store.
+    Sessions(SessionsArgs),
     /// Print the entry tree: an indented picture (text) or a flat pre-order list (json). FILE is not changed.
     Tree {
         /// The session file.
@@ -162,6 +167,60 @@ enum Command {
         /// The profile.
         #[arg(long, value_parser = parse_profile)]
         profile: Profile,
+        /// Output format.
+        #[arg(long, value_enum, default_value_t = TreeFormat::Text)]
+        format: TreeFormat,
+    },
+}
+
+#[derive(clap::Args)]
+struct SessionsArgs {
+    #[command(subcommand)]
+    command: SessionsCommand,
+    /// The dialect: `pi`, `omp`, or `auto` (omp when only ~/.omp/agent/sessions exists).
+    #[arg(long, global = true, default_value = "auto")]
+    profile: String,
+    /// The agent directory (default: $PI_CODING_AGENT_DIR, else ~/.pi/agent or ~/.omp/agent).
+    #[arg(long, global = true)]
+    agent_dir: Option<PathBuf>,
+    /// The project's working directory (default: the current directory).
+    #[arg(long, global = true)]
+    cwd: Option<String>,
+    /// A session directory to use instead of the project's (`--session-dir`).
+    #[arg(long, global = true)]
+    dir: Option<PathBuf>,
+}
+
+#[derive(Subcommand)]
+enum SessionsCommand {
+    /// List sessions: id, name, messages, modified (newest first).
+    ///
+    /// By default each file's first 4 KB is read, so large stores list fast; a message
+    /// count that did not fit ends in `+`. `--full` reads whole files (the resume picker's view).
+    List {
+        /// Every project of the store, not only this one.
+        #[arg(long)]
+        all: bool,
+        /// Read whole files: the profile's SessionInfo (title, first message, all message text).
+        #[arg(long)]
+        full: bool,
+        /// Output format.
+        #[arg(long, value_enum, default_value_t = TreeFormat::Text)]
+        format: TreeFormat,
+    },
+    /// Show a session (a path or an id prefix): the tree picture and the context at the leaf.
+    Show {
+        /// A session file, or an id prefix resolved as `--resume` does.
+        session: String,
+    },
+    /// Explain what `--resume VALUE` would open: path or id prefix, this project or another,
+    /// ambiguous prefixes, and the fork question.
+    Resolve {
+        /// The `--resume` value.
+        value: String,
+    },
+    /// Validate every session file of the store (or of `--dir`), as `validate` does.
+    Check {
         /// Output format.
         #[arg(long, value_enum, default_value_t = TreeFormat::Text)]
         format: TreeFormat,
@@ -274,6 +333,7 @@ fn dispatch(command: Command) -> Result<ExitCode, String> {
             Ok(ExitCode::SUCCESS)
         }
         Command::Serve { profile, one_shot } => serve(profile, one_shot),
+        Command::Sessions(args) => sessions_command(args),
         Command::Validate {
             paths,
             profile,
@@ -519,6 +579,43 @@ fn schema_set(spec: &str) -> Result<std::collections::BTreeMap<String, serde_jso
         set.insert(file.trim_start_matches("schemas/").to_owned(), value);
     }
     Ok(set)
+}
+
+fn sessions_command(args: SessionsArgs) -> Result<ExitCode, String> {
+    use session_conformance::sessions::{self, Place};
+    let profile = match args.profile.as_str() {
+        "auto" => None,
+        other => Some(parse_profile(other)?),
+    };
+    let cwd = match args.cwd {
+        Some(cwd) => cwd,
+        None => std::env::current_dir()
+            .map_err(|e| format!("current directory: {e}"))?
+            .to_string_lossy()
+            .into_owned(),
+    };
+    let place = Place::new(profile, args.agent_dir, cwd, args.dir);
+    let text = match args.command {
+        SessionsCommand::List { all, full, format } => {
+            let json = format == TreeFormat::Json;
+            if full {
+                sessions::list_full(&place, all, json)
+            } else {
+                sessions::list_quick(&place, all, json)
+            }
+        }
+        SessionsCommand::Show { session } => {
+            sessions::show(&place, &session).map_err(|e| e.to_string())?
+        }
+        SessionsCommand::Resolve { value } => sessions::resolve(&place, &value),
+        SessionsCommand::Check { format } => {
+            let root = sessions::check_root(&place);
+            sessions::exists(&root)?;
+            return validate_paths(&[root], place.profile.name(), None, format);
+        }
+    };
+    print!("{text}");
+    Ok(ExitCode::SUCCESS)
 }
 
 fn validate_paths(

@@ -67,7 +67,8 @@ pub struct SessionInfo {
     pub modified_ms: i64,
 }
 
-/// One session of [`recent`]: a path, a time and a name for the welcome screen.
+/// One session of [`recent`]: what a 4 KB prefix tells (a path, a time and a name for the
+/// welcome screen; `getRecentSessions` serialises only those).
 #[derive(Debug, Clone, PartialEq, Eq, Serialize)]
 pub struct RecentSession {
     /// The session file.
@@ -82,6 +83,18 @@ pub struct RecentSession {
     /// `mtime` in milliseconds, for sorting.
     #[serde(skip)]
     pub mtime_ms: i64,
+    /// The header id.
+    #[serde(skip)]
+    pub id: String,
+    /// The header cwd, when it is a string.
+    #[serde(skip)]
+    pub cwd: Option<String>,
+    /// `message` entries among the prefix's complete lines.
+    #[serde(skip)]
+    pub messages: usize,
+    /// Whether the prefix held the whole file (so `messages` is the file's count).
+    #[serde(skip)]
+    pub complete: bool,
 }
 
 /// The `*.jsonl` regular files directly in `dir`, sorted by name; empty when `dir` is missing.
@@ -91,11 +104,21 @@ pub fn session_files(dir: &Path) -> Vec<PathBuf> {
     };
     let mut files: Vec<PathBuf> = read
         .flatten()
+        .filter(|item| is_file(item))
         .map(|item| item.path())
-        .filter(|p| p.extension().is_some_and(|e| e == "jsonl") && p.is_file())
+        .filter(|p| p.extension().is_some_and(|e| e == "jsonl"))
         .collect();
     files.sort();
     files
+}
+
+/// Whether a directory entry is a regular file (or a link to one), mostly without a `stat`.
+fn is_file(item: &fs::DirEntry) -> bool {
+    match item.file_type() {
+        Ok(t) if t.is_symlink() => item.path().is_file(),
+        Ok(t) => t.is_file(),
+        Err(_) => false,
+    }
 }
 
 /// A file's modification time in milliseconds since the epoch.
@@ -299,17 +322,7 @@ pub fn list(dir: &Path, profile: Profile) -> Vec<SessionInfo> {
 /// `SessionManager.listAll`: every session in the immediate subdirectories of the
 /// sessions root, newest first. Files directly in the root and deeper ones are ignored.
 pub fn list_all(sessions_root: &Path, profile: Profile) -> Vec<SessionInfo> {
-    let Ok(read) = fs::read_dir(sessions_root) else {
-        return Vec::new();
-    };
-    let mut files: Vec<PathBuf> = read
-        .flatten()
-        .map(|item| item.path())
-        .filter(|p| p.is_dir())
-        .flat_map(|dir| session_files(&dir))
-        .collect();
-    files.sort();
-    collect(&files, profile)
+    collect(&project_files(sessions_root), profile)
 }
 
 fn collect(files: &[PathBuf], profile: Profile) -> Vec<SessionInfo> {
@@ -364,21 +377,41 @@ pub fn find_most_recent(dir: &Path, profile: Profile) -> Option<PathBuf> {
 /// omp `getRecentSessions(dir, limit)`: the `limit` newest sessions by file time, each
 /// from a 4 KB prefix, named by title → first user prompt → header id → file name.
 pub fn recent(dir: &Path, limit: usize) -> Vec<RecentSession> {
-    let mut sessions: Vec<RecentSession> = session_files(dir)
-        .iter()
-        .filter_map(|p| recent_session(p))
-        .collect();
+    let mut sessions = summaries(&session_files(dir));
+    sessions.truncate(limit);
+    sessions
+}
+
+/// The [`RecentSession`] of every file with a valid header, newest first (ties by path):
+/// a 4 KB prefix each, so a store of thousands of sessions lists quickly.
+pub fn summaries(files: &[PathBuf]) -> Vec<RecentSession> {
+    let mut sessions: Vec<RecentSession> = files.iter().filter_map(|p| summary(p)).collect();
     sessions.sort_by(|a, b| {
         b.mtime_ms
             .cmp(&a.mtime_ms)
             .then_with(|| a.path.cmp(&b.path))
     });
-    sessions.truncate(limit);
     sessions
 }
 
-fn recent_session(path: &Path) -> Option<RecentSession> {
+/// The session files of every project folder under `sessions_root` (as [`list_all`] reads them).
+pub fn project_files(sessions_root: &Path) -> Vec<PathBuf> {
+    let Ok(read) = fs::read_dir(sessions_root) else {
+        return Vec::new();
+    };
+    let mut files: Vec<PathBuf> = read
+        .flatten()
+        .map(|item| item.path())
+        .filter(|p| p.is_dir())
+        .flat_map(|dir| session_files(&dir))
+        .collect();
+    files.sort();
+    files
+}
+
+fn summary(path: &Path) -> Option<RecentSession> {
     let text = read_prefix(path, PREFIX_BYTES)?;
+    let complete = text.len() < PREFIX_BYTES;
     let mut lines = objects(&text);
     let header = lines.next()?;
     if header.str("type").as_deref() != Some("session") {
@@ -386,11 +419,15 @@ fn recent_session(path: &Path) -> Option<RecentSession> {
     }
     let id = header.get("id").and_then(as_string)?;
     let title = header.get("title");
-    let first_prompt = if is_truthy(title) {
-        None
-    } else {
-        lines.find_map(|entry| first_user_prompt(&entry))
-    };
+    let (mut messages, mut first_prompt) = (0, None);
+    for entry in lines {
+        if entry.str("type").as_deref() == Some("message") {
+            messages += 1;
+            if first_prompt.is_none() && !is_truthy(title) {
+                first_prompt = first_user_prompt(&entry);
+            }
+        }
+    }
     let full_name = title
         .and_then(as_string)
         .as_deref()
@@ -405,6 +442,10 @@ fn recent_session(path: &Path) -> Option<RecentSession> {
         name: truncate_name(&full_name),
         full_name,
         mtime_ms,
+        cwd: header.str("cwd"),
+        id,
+        messages,
+        complete,
     })
 }
 

@@ -1,0 +1,344 @@
+//! `session-conformance sessions`: look at a real session store with the reference:
+//! list its sessions, show one, explain what `--resume VALUE` would open.
+//!
+//! Nothing here writes to the store: sessions are opened read-only, and `resolve` reports
+//! the decision instead of forking.
+
+use std::fmt::Write as _;
+use std::path::{Path, PathBuf};
+
+use serde_json::{json, Value};
+use session_reference::listing::{self, RecentSession, SessionInfo};
+use session_reference::model::Profile;
+use session_reference::resume::{count_matches, decide, find, Match, Outcome, Scope};
+use session_reference::store::Store;
+
+use crate::inspect::{self, InspectError};
+
+/// Where the `sessions` commands look.
+#[derive(Debug, Clone)]
+pub struct Place {
+    /// The agent directory.
+    pub store: Store,
+    /// The dialect.
+    pub profile: Profile,
+    /// The working directory whose project is "this project".
+    pub cwd: String,
+    /// A forced session directory (`--dir`), instead of the project's default one.
+    pub session_dir: Option<PathBuf>,
+}
+
+impl Place {
+    /// The default store for `profile` (`auto`: omp when only `~/.omp/agent/sessions`
+    /// exists, else pi), overridden by `agent_dir`.
+    pub fn new(
+        profile: Option<Profile>,
+        agent_dir: Option<PathBuf>,
+        cwd: String,
+        session_dir: Option<PathBuf>,
+    ) -> Place {
+        let home = std::env::var_os("HOME").map_or_else(|| PathBuf::from("."), PathBuf::from);
+        let env = |name: &str| std::env::var(name).ok();
+        let profile = profile.unwrap_or_else(|| {
+            let has = |p| Store::default_for(p, &home, &env).sessions_root().is_dir();
+            if has(Profile::Omp) && !has(Profile::Pi) {
+                Profile::Omp
+            } else {
+                Profile::Pi
+            }
+        });
+        let store = agent_dir.map_or_else(|| Store::default_for(profile, &home, &env), Store::new);
+        Place {
+            store,
+            profile,
+            cwd,
+            session_dir,
+        }
+    }
+
+    /// The resolution scope.
+    pub fn scope(&self) -> Scope<'_> {
+        Scope {
+            store: &self.store,
+            cwd: &self.cwd,
+            session_dir: self.session_dir.as_deref(),
+            profile: self.profile,
+        }
+    }
+
+    /// The session files `list` reads: this project's, or every project's.
+    pub fn files(&self, all: bool) -> Vec<PathBuf> {
+        if all {
+            listing::project_files(&self.store.sessions_root())
+        } else {
+            listing::session_files(&self.scope().local_dir())
+        }
+    }
+}
+
+/// `sessions list` from 4 KB prefixes: a table (id, name, messages, modified) or JSON.
+/// A message count read from a prefix that did not hold the whole file ends in `+`.
+pub fn list_quick(place: &Place, all: bool, json: bool) -> String {
+    let sessions = listing::summaries(&place.files(all));
+    if json {
+        let rows: Vec<Value> = sessions.iter().map(summary_json).collect();
+        return format!("{}\n", Value::Array(rows));
+    }
+    let rows: Vec<[String; 4]> = sessions
+        .iter()
+        .map(|s| {
+            let plus = if s.complete { "" } else { "+" };
+            [
+                s.id.clone(),
+                s.name.clone(),
+                format!("{}{plus}", s.messages),
+                s.mtime.clone(),
+            ]
+        })
+        .collect();
+    table(
+        ["ID", "NAME", "MESSAGES", "MODIFIED"],
+        &rows,
+        sessions.len(),
+    )
+}
+
+fn summary_json(s: &RecentSession) -> Value {
+    json!({
+        "path": s.path, "id": s.id, "cwd": s.cwd, "name": s.name,
+        "messages": s.messages, "complete": s.complete, "modified": s.mtime,
+    })
+}
+
+/// `sessions list --full`: whole files, the profile's `SessionInfo` (what the resume picker shows).
+pub fn list_full(place: &Place, all: bool, json: bool) -> String {
+    let sessions = if all {
+        listing::list_all(&place.store.sessions_root(), place.profile)
+    } else {
+        listing::list(&place.scope().local_dir(), place.profile)
+    };
+    if json {
+        return format!("{}\n", json!(sessions));
+    }
+    let rows: Vec<[String; 4]> = sessions
+        .iter()
+        .map(|s| {
+            [
+                s.id.clone().unwrap_or_default(),
+                display_name(s),
+                s.message_count.to_string(),
+                s.modified.clone(),
+            ]
+        })
+        .collect();
+    table(
+        ["ID", "NAME", "MESSAGES", "MODIFIED"],
+        &rows,
+        sessions.len(),
+    )
+}
+
+/// A SessionInfo's name for the table: name, title, first message, on one line.
+fn display_name(info: &SessionInfo) -> String {
+    let title = info.title.as_ref().and_then(Value::as_str);
+    let chosen = info
+        .name
+        .as_deref()
+        .or(title)
+        .unwrap_or(&info.first_message);
+    listing::truncate_name(&listing::sanitize_name(chosen).unwrap_or_default())
+}
+
+fn table(head: [&str; 4], rows: &[[String; 4]], count: usize) -> String {
+    let mut widths = head.map(str::len);
+    for row in rows {
+        for (w, cell) in widths.iter_mut().zip(row) {
+            *w = (*w).max(cell.chars().count());
+        }
+    }
+    let mut out = String::new();
+    let mut line = |cells: [&str; 4]| {
+        let padded: Vec<String> = cells
+            .iter()
+            .zip(widths)
+            .map(|(c, w)| format!("{c:<w$}"))
+            .collect();
+        let _ = writeln!(out, "{}", padded.join("  ").trim_end());
+    };
+    line(head);
+    for row in rows {
+        line([&row[0], &row[1], &row[2], &row[3]]);
+    }
+    let _ = writeln!(out, "{count} session(s)");
+    out
+}
+
+/// `sessions resolve VALUE`: what `--resume VALUE` would open, and why.
+pub fn resolve(place: &Place, value: &str) -> String {
+    let scope = place.scope();
+    let found = find(value, &scope);
+    let mut out = String::new();
+    let why = match &found {
+        Match::Path(path) => format!("{value:?} looks like a path (it holds / or \\ or ends in .jsonl): {} is opened as given", path.display()),
+        Match::None => format!("no session id starts with {value:?}, in this project ({}) or any other", scope.local_dir().display()),
+        Match::Local(info) | Match::Global(info) => {
+            let (local, global) = count_matches(value, &scope);
+            let (scope_name, n) = if matches!(found, Match::Local(_)) {
+                ("this project", local)
+            } else {
+                ("another project", global)
+            };
+            let mut why = format!(
+                "{} (id {}, cwd {}) in {scope_name}",
+                info.path.display(),
+                info.id.as_deref().unwrap_or("?"),
+                info.cwd
+            );
+            if n > 1 {
+                let _ = write!(why, "; {n} sessions start with {value:?}: the first in list order (the most recently active) is taken, without asking");
+            }
+            why
+        }
+    };
+    let _ = writeln!(out, "match: {why}");
+    let outcome = |fork| decide(value, found.clone(), &place.cwd, place.profile, fork);
+    match outcome(false) {
+        Outcome::Open { path } => {
+            let _ = writeln!(out, "action: open {}", path.display());
+        }
+        Outcome::Stop { message, .. } if matches!(found, Match::Global(_)) => {
+            let _ = writeln!(out, "action: asks whether to fork it into {}", place.cwd);
+            let _ = writeln!(out, "  yes: fork into this project's session directory");
+            let _ = writeln!(out, "  no: {message}");
+        }
+        Outcome::Stop { message, .. } => {
+            let _ = writeln!(out, "action: stop: {message}");
+        }
+        Outcome::Fork { path } => {
+            let _ = writeln!(out, "action: fork {}", path.display());
+        }
+    }
+    out
+}
+
+/// `sessions show ID-OR-PATH`: the file, the tree picture and a summary of the context at the leaf.
+pub fn show(place: &Place, value: &str) -> Result<String, InspectError> {
+    let file = match find(value, &place.scope()) {
+        Match::Path(path) => path,
+        Match::Local(info) | Match::Global(info) => info.path,
+        Match::None => {
+            return Err(InspectError {
+                file: value.to_owned(),
+                message: "no session file or id prefix matches".into(),
+            })
+        }
+    };
+    let mut out = String::new();
+    let _ = writeln!(out, "file: {}", file.display());
+    let loaded = inspect::load(&file, place.profile)?;
+    let _ = writeln!(
+        out,
+        "session: {} (cwd {})",
+        loaded["header"]["id"].as_str().unwrap_or("?"),
+        loaded["header"]["cwd"].as_str().unwrap_or("?")
+    );
+    let _ = writeln!(out, "\n{}", inspect::tree_text(&file, place.profile)?);
+    let context = inspect::context(&file, place.profile, None)?;
+    let _ = writeln!(out, "context at the leaf: {}", context_summary(&context));
+    Ok(out)
+}
+
+/// `N messages (user a, assistant b, …); thinking level; model`.
+fn context_summary(context: &Value) -> String {
+    let messages = context["messages"]
+        .as_array()
+        .map_or(&[][..], Vec::as_slice);
+    let mut roles: Vec<(String, usize)> = Vec::new();
+    for m in messages {
+        let role = m["role"].as_str().unwrap_or("?").to_owned();
+        match roles.iter_mut().find(|(r, _)| *r == role) {
+            Some((_, n)) => *n += 1,
+            None => roles.push((role, 1)),
+        }
+    }
+    let roles: Vec<String> = roles.iter().map(|(r, n)| format!("{r} {n}")).collect();
+    let model = context
+        .get("model")
+        .or_else(|| context.pointer("/models/default"))
+        .filter(|m| !m.is_null())
+        .map_or_else(|| "none".to_owned(), Value::to_string);
+    format!(
+        "{} message(s) ({}); thinking level {}; model {model}",
+        messages.len(),
+        roles.join(", "),
+        context["thinkingLevel"].as_str().unwrap_or("none")
+    )
+}
+
+/// The sessions root `check` validates: `--dir`, else the whole store.
+pub fn check_root(place: &Place) -> PathBuf {
+    place
+        .session_dir
+        .clone()
+        .unwrap_or_else(|| place.store.sessions_root())
+}
+
+/// Whether `path` exists, for a clear error before a long walk.
+pub fn exists(path: &Path) -> Result<(), String> {
+    if path.exists() {
+        Ok(())
+    } else {
+        Err(format!("{}: no such directory", path.display()))
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use std::fs;
+
+    fn place(dir: &Path, profile: Profile) -> Place {
+        Place::new(Some(profile), Some(dir.to_path_buf()), "/proj".into(), None)
+    }
+
+    fn write(path: &Path, id: &str, text: &str) {
+        fs::create_dir_all(path.parent().expect("parent")).expect("dir");
+        let body = format!(
+            "{{\"type\":\"session\",\"version\":3,\"id\":\"{id}\",\"timestamp\":\"2026-01-01T00:00:00.000Z\",\"cwd\":\"/proj\"}}\n\
+             {{\"type\":\"message\",\"id\":\"a0000001\",\"parentId\":null,\"timestamp\":\"2026-01-02T00:00:00.000Z\",\"message\":{{\"role\":\"user\",\"content\":\"{text}\"}}}}\n"
+        );
+        fs::write(path, body).expect("write");
+    }
+
+    #[test]
+    fn list_show_and_resolve_a_small_store() {
+        let tmp = tempfile::tempdir().expect("dir");
+        let dir = tmp.path().join("sessions/--proj--");
+        write(&dir.join("a.jsonl"), "aaaa1111", "first prompt");
+        write(&dir.join("b.jsonl"), "aaaa2222", "second prompt");
+        let p = place(tmp.path(), Profile::Pi);
+        let quick = list_quick(&p, false, false);
+        assert!(quick.starts_with("ID"), "{quick}");
+        assert!(quick.contains("aaaa1111  first prompt   1"), "{quick}");
+        assert!(quick.ends_with("2 session(s)\n"), "{quick}");
+        let full: Value = serde_json::from_str(&list_full(&p, true, true)).expect("json");
+        assert_eq!(full.as_array().map(Vec::len), Some(2));
+        let why = resolve(&p, "aaaa");
+        assert!(why.contains("2 sessions start with \"aaaa\""), "{why}");
+        assert!(why.contains("action: open"), "{why}");
+        assert!(resolve(&p, "zz").contains("No session found matching 'zz'"));
+        let shown = show(&p, "aaaa1").expect("shows");
+        assert!(shown.contains("session: aaaa1111"), "{shown}");
+        assert!(shown.contains("1 message(s) (user 1)"), "{shown}");
+        assert!(show(&p, "zz").is_err());
+    }
+
+    #[test]
+    fn a_long_file_shows_a_partial_count() {
+        let tmp = tempfile::tempdir().expect("dir");
+        let dir = tmp.path().join("sessions/--proj--");
+        write(&dir.join("long.jsonl"), "llll", &"x".repeat(5000));
+        let quick = list_quick(&place(tmp.path(), Profile::Omp), false, false);
+        assert!(quick.contains(" 0+ "), "{quick}");
+    }
+}
