@@ -72,8 +72,8 @@ fn main() {
     }
     let bytes: u64 = walk(&agent.join("sessions"));
     println!(
-        "store: {count} session files, {:.0} MB, in {projects} project folders",
-        bytes as f64 / 1e6
+        "store: {count} session files, {} MB, in {projects} project folders",
+        bytes / 1_000_000
     );
     for profile in Profile::ALL {
         let place = Place::new(

@@ -104,7 +104,7 @@ pub fn session_files(dir: &Path) -> Vec<PathBuf> {
     };
     let mut files: Vec<PathBuf> = read
         .flatten()
-        .filter(|item| is_file(item))
+        .filter(is_file)
         .map(|item| item.path())
         .filter(|p| p.extension().is_some_and(|e| e == "jsonl"))
         .collect();
