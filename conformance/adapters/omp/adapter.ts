@@ -538,8 +538,8 @@ function normalizePathForComparison(value: string): string {
 
 /**
  * `--resume <value>`: the matching is the library's resolveResumableSession; the decision made on its
- * result lives in main.ts createSessionManager and is replicated here (the adapter reports it; it does
- * not fork or move):
+ * result lives in main.ts createSessionManager and is replicated here (the adapter reports it, and forks
+ * on a yes to the fork question as the CLI does; it does not move):
  * - 13.19.0 (src/main.ts lines 256-278, seed 001): path-like -> open; no match -> throw
  *   `Session "X" not found.`; a global match whose cwd differs -> ask to fork: yes -> forkFrom, no -> throw
  *   `Session "X" is in another project (CWD).`; otherwise open.
@@ -570,7 +570,10 @@ async function opResolve(dir: string, args: any) {
 		const normalizedCwd = normalizePathForComparison(cwd);
 		const normalizedMatchCwd = normalizePathForComparison(session.cwd || cwd);
 		if (normalizedCwd !== normalizedMatchCwd) {
-			if (answer) return { match: "global", action: "fork", path: session.path };
+			if (answer) {
+				const forked = await SessionManager.forkFrom(session.path, cwd, sessionDir);
+				return { match: "global", action: "fork", path: session.path, file: forked.getSessionFile() };
+			}
 			return {
 				match: "global",
 				action: "stop",

@@ -375,7 +375,7 @@ async function resolveSessionPath(SessionManager, sessionArg, cwd, sessionDir) {
 // (lines 180-199): path/local -> SessionManager.open; global -> "Fork this
 // session into current directory?" (yes -> forkFrom, no -> print "Aborted.",
 // exit 0); not_found -> print "No session found matching '<arg>'", exit 1.
-// The adapter reports the decision; it does not fork.
+// The adapter reports the decision; on a yes to the fork question it forks, as the CLI does.
 async function opResolve(L, args, _env, dir) {
 	const { cwd, sessionDir } = enterStore(dir, args);
 	const value = typeof args.value === "string" ? args.value : "";
@@ -385,7 +385,10 @@ async function opResolve(L, args, _env, dir) {
 		case "local":
 			return { match: resolved.type, action: "open", path: resolved.path };
 		case "global":
-			if (args.fork === true) return { match: "global", action: "fork", path: resolved.path };
+			if (args.fork === true) {
+				const forked = L.SessionManager.forkFrom(resolved.path, cwd, sessionDir);
+				return { match: "global", action: "fork", path: resolved.path, file: forked.getSessionFile() };
+			}
 			return { match: "global", action: "stop", message: "Aborted.", error: false };
 		default:
 			return { match: "none", action: "stop", message: `No session found matching '${resolved.arg}'`, error: true };

@@ -11,8 +11,8 @@ use serde_json::{json, Value};
 use session_reference::history::History;
 use session_reference::listing::{list, list_all, recent, SessionInfo};
 use session_reference::model::Profile;
-use session_reference::resume::{continue_recent, decide, find, Match, Scope};
-use session_reference::session::SessionError;
+use session_reference::resume::{continue_recent, decide, find, Match, Outcome, Scope};
+use session_reference::session::{SessionError, SessionManager};
 use session_reference::store::{terminal_id, Store};
 
 /// What every store operation reads from its arguments.
@@ -92,8 +92,9 @@ pub fn continue_op(dir: &Path, args: &Value, profile: Profile) -> Result<Value, 
     }))
 }
 
-/// `resolve`: what `--resume VALUE` does: `{match, action, path?, message?, error?}`.
-/// `fork` is the answer to the fork question (default `false`).
+/// `resolve`: what `--resume VALUE` does: `{match, action, path?, file?, message?, error?}`.
+/// `fork` is the answer to the fork question (default `false`); on yes the session is forked
+/// into this project and `file` is the new session file.
 pub fn resolve_op(dir: &Path, args: &Value, profile: Profile) -> Result<Value, SessionError> {
     let place = Place::of(dir, args);
     let value = args["value"].as_str().unwrap_or_default();
@@ -111,8 +112,17 @@ pub fn resolve_op(dir: &Path, args: &Value, profile: Profile) -> Result<Value, S
         profile,
         args["fork"].as_bool() == Some(true),
     );
-    let mut out = serde_json::to_value(outcome).map_err(|e| exception(e.to_string()))?;
+    let mut out = serde_json::to_value(&outcome).map_err(|e| exception(e.to_string()))?;
     out["match"] = json!(kind);
+    if let Outcome::Fork { path } = &outcome {
+        // Yes to the fork question: `forkFrom` into this project's session directory.
+        let scope = place.scope(profile);
+        let mut options = super::options(dir, profile);
+        options.cwd.clone_from(&place.cwd);
+        options.session_dir = scope.local_dir();
+        let forked = SessionManager::fork_from(path, &place.cwd, options)?;
+        out["file"] = json!(forked.session_file());
+    }
     Ok(out)
 }
 
