@@ -320,3 +320,55 @@ fn tree_text_draws_branches() {
         .success()
         .stdout_eq(picture);
 }
+
+#[test]
+fn sessions_commands_read_a_store_and_name_what_is_missing() {
+    let agent = "../corpus/cases/store/resolve-ambiguous-prefix/input/agent";
+    let base = [
+        "sessions",
+        "--agent-dir",
+        agent,
+        "--cwd",
+        "/proj",
+        "--profile",
+        "pi",
+    ];
+    let run = |extra: &[&str]| {
+        let out = cli()
+            .args(base)
+            .args(extra)
+            .assert()
+            .success()
+            .get_output()
+            .stdout
+            .clone();
+        String::from_utf8(out).unwrap()
+    };
+    let resolved = run(&["resolve", "aaaa"]);
+    assert!(
+        resolved.contains("2 sessions start with \"aaaa\""),
+        "{resolved}"
+    );
+    assert!(resolved.contains("--proj--/b.jsonl"), "{resolved}");
+    let listed: serde_json::Value =
+        serde_json::from_str(&run(&["list", "--all", "--full", "--format", "json"])).unwrap();
+    assert_eq!(listed.as_array().unwrap().len(), 4);
+    let shown = run(&["show", "cccc"]);
+    assert!(
+        shown.contains("session: cccc3333-0003 (cwd /other)"),
+        "{shown}"
+    );
+    assert!(run(&["check"]).contains("0 error(s)"));
+    cli()
+        .args(base)
+        .args(["show", "ffff"])
+        .assert()
+        .code(2)
+        .stderr_eq("session-conformance: ffff: no session file or id prefix matches\n");
+    cli()
+        .args(base)
+        .args(["check", "--dir", "no/such/dir"])
+        .assert()
+        .code(2)
+        .stderr_eq("session-conformance: no/such/dir: no such directory\n");
+}
