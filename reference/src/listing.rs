@@ -140,7 +140,14 @@ pub fn read_prefix(path: &Path, limit: usize) -> Option<String> {
         .take(limit as u64)
         .read_to_end(&mut buf)
         .ok()?;
-    Some(String::from_utf8_lossy(&buf).into_owned())
+    Some(utf8_lossy(buf))
+}
+
+/// Bytes as text without a copy when they are valid UTF-8 (the usual case); else with
+/// each invalid sequence replaced by U+FFFD.
+fn utf8_lossy(bytes: Vec<u8>) -> String {
+    String::from_utf8(bytes)
+        .unwrap_or_else(|e| String::from_utf8_lossy(e.as_bytes()).into_owned())
 }
 
 /// The JSON objects of a file's lines, leniently: blank and unreadable lines skipped,
@@ -198,7 +205,7 @@ impl Message {
 /// Builds the [`SessionInfo`] of one file; `None` when it cannot be read, its first
 /// readable line is not a `type:"session"` object, or (omp) the header has no id.
 pub fn session_info(path: &Path, profile: Profile) -> Option<SessionInfo> {
-    let text = String::from_utf8_lossy(&fs::read(path).ok()?).into_owned();
+    let text = utf8_lossy(fs::read(path).ok()?);
     let mut lines = objects(&text);
     let header = lines.next()?;
     if header.str("type").as_deref() != Some("session") {
