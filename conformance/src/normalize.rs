@@ -16,6 +16,17 @@ use sha2::{Digest, Sha256};
 /// Strings longer than this many UTF-16 units are summarised.
 pub const LONG_STRING: usize = 4096;
 
+/// A JSON object of `entries`, in order. `json!` copies every value it is given
+/// (through the serialiser); this moves them.
+pub fn object<const N: usize>(entries: [(&str, Value); N]) -> Value {
+    Value::Object(
+        entries
+            .into_iter()
+            .map(|(k, v)| (k.to_owned(), v))
+            .collect(),
+    )
+}
+
 /// Renders canonical JSON: keys sorted, 2-space indent, final newline.
 pub fn canonical(value: &Value) -> String {
     let mut text = serde_json::to_string_pretty(&Sorted(value)).unwrap_or_default();
@@ -133,7 +144,7 @@ pub fn describe_file(name: &str, bytes: &[u8]) -> Value {
                 .unwrap_or_else(|_| json!({"$unparsed": line})),
         );
     }
-    json!({ "lines": lines })
+    object([("lines", Value::Array(lines))])
 }
 
 /// The created-token patterns, by kind: ids and session ids (hex), file-name times, ISO times.

@@ -10,7 +10,7 @@ use session_reference::model::Profile;
 
 use crate::adapter::{Adapter, Failure};
 use crate::corpus::{Case, SafetyCheck};
-use crate::normalize::{canonical, snapshot, Normalizer};
+use crate::normalize::{canonical, object, snapshot, Normalizer};
 use crate::protocol::{Hello, Request};
 
 /// The outcome of one case.
@@ -171,7 +171,7 @@ pub fn produce(
         ));
     }
     let mut response_value = match (response.ok, &response.error) {
-        (Some(ok), _) => json!({ "ok": ok }),
+        (Some(ok), _) => object([("ok", ok)]),
         (None, Some(error)) => json!({ "error": { "kind": error.kind } }),
         (None, None) => json!({}),
     };
@@ -203,7 +203,7 @@ pub fn produce(
     // The response first: its ids and paths are in an order every implementation shares.
     let response_value = normalizer.value(&response_value);
     let files = normalizer.files(&files);
-    let output = json!({ "response": response_value, "files": files });
+    let output = object([("response", response_value), ("files", files)]);
     drop(work);
     Ok((output, notes))
 }
