@@ -279,8 +279,10 @@ impl Normalizer {
     pub fn text(&mut self, s: &str) -> String {
         let mut out = if !self.dir.is_empty() && s.contains(&self.dir) {
             s.replace(&self.dir, "<dir>")
-        } else {
+        } else if may_hold_token(s) {
             s.to_owned()
+        } else {
+            return s.to_owned();
         };
         let patterns = self.patterns;
         for (pattern, re) in patterns {
@@ -333,6 +335,27 @@ impl Normalizer {
     }
 }
 
+/// A cheap test that `s` could contain a created token: a run of 8 hex digits,
+/// or 4 ASCII digits and a dash (the start of a time).
+fn may_hold_token(s: &str) -> bool {
+    let (mut hex, mut digits) = (0, 0);
+    for b in s.bytes() {
+        if b.is_ascii_digit() || (b'a'..=b'f').contains(&b) {
+            hex += 1;
+            if hex >= 8 {
+                return true;
+            }
+        } else {
+            hex = 0;
+        }
+        if b == b'-' && digits >= 4 {
+            return true;
+        }
+        digits = if b.is_ascii_digit() { digits + 1 } else { 0 };
+    }
+    false
+}
+
 /// A cheap test that the pattern named `pattern` could match in `s`: every match of
 /// `hex` holds a run of 8 hex digits, every time starts with 4 digits and a dash.
 fn may_match(pattern: &str, s: &str) -> bool {
@@ -359,14 +382,14 @@ fn has_hex_run(s: &str) -> bool {
     false
 }
 
-/// Whether `s` has 4 digits followed by a dash.
+/// Whether `s` has 4 digits (`\d`: any Unicode digit) followed by a dash.
 fn has_date_start(s: &str) -> bool {
     let mut digits = 0;
-    for b in s.bytes() {
-        if b == b'-' && digits >= 4 {
+    for c in s.chars() {
+        if c == '-' && digits >= 4 {
             return true;
         }
-        digits = if b.is_ascii_digit() { digits + 1 } else { 0 };
+        digits = if c.is_numeric() { digits + 1 } else { 0 };
     }
     false
 }
@@ -374,9 +397,7 @@ fn has_date_start(s: &str) -> bool {
 /// The length of `s` in UTF-16 code units: one per character, two for a character
 /// beyond the BMP (the ones UTF-8 writes in 4 bytes).
 fn utf16_len(s: &str) -> usize {
-    s.bytes()
-        .map(|b| usize::from(b & 0xC0 != 0x80) + usize::from(b >= 0xF0))
-        .sum()
+    s.chars().count() + s.bytes().filter(|&b| b >= 0xF0).count()
 }
 
 /// The last `n` UTF-16 units of `s`, read as `String::from_utf16_lossy` reads them
@@ -462,6 +483,14 @@ mod tests {
         assert_eq!(a, b);
         assert_eq!(canonical(&a), canonical(&b));
         assert_ne!(json!({"a": 1}), json!({"a": 1.0}));
+    }
+
+    #[test]
+    fn times_in_any_digits_are_renamed_as_before() {
+        // `\d` is any Unicode digit; a string is looked at when it holds a hex run or 4 ASCII digits and a dash.
+        let mut n = Normalizer::new("", []);
+        assert_eq!(n.text("deadbeef ٢٠٢٥-٠١-٠١T00:00:00Z"), "<id:1> <time>");
+        assert_eq!(n.text("x ٢٠٢٥-٠١-٠١T00:00:00Z"), "x ٢٠٢٥-٠١-٠١T00:00:00Z");
     }
 
     #[test]
