@@ -158,10 +158,7 @@ impl Harness {
                 scope.spawn(|| {
                     let mut adapter = make();
                     let hello = adapter.hello().unwrap_or_else(|_| hello.clone());
-                    loop {
-                        let Some(&i) = order.get(next.fetch_add(1, Ordering::SeqCst)) else {
-                            break;
-                        };
+                    while let Some(&i) = order.get(next.fetch_add(1, Ordering::SeqCst)) {
                         let case = &cases[i];
                         let result = run_case(
                             case,
