@@ -166,7 +166,10 @@ impl ProcessAdapter {
                 let line = match read {
                     Ok(0) | Err(_) => Line::Eof,
                     Ok(_) if buf.len() as u64 > MAX_RESPONSE_BYTES => Line::TooLong,
-                    Ok(_) => Line::Text(String::from_utf8_lossy(&buf).into_owned()),
+                    Ok(_) => Line::Text(
+                        String::from_utf8(buf)
+                            .unwrap_or_else(|e| String::from_utf8_lossy(e.as_bytes()).into_owned()),
+                    ),
                 };
                 let stop = !matches!(line, Line::Text(_));
                 if tx.send(line).is_err() || stop {
@@ -194,7 +197,7 @@ impl ProcessAdapter {
         };
         let result = send(
             &mut running,
-            &serde_json::to_string(&greeting).unwrap_or_default(),
+            serde_json::to_vec(&greeting).unwrap_or_default(),
         )
         .and_then(|()| receive(&mut running, HELLO_TIMEOUT))
         .and_then(|line| {
@@ -216,8 +219,8 @@ impl ProcessAdapter {
 
     fn one_shot_call(&mut self, request: &Request, timeout: Duration) -> Result<Response, Failure> {
         let mut running = self.spawn()?;
-        let line = serde_json::to_string(request).unwrap_or_default();
-        let result = send(&mut running, &line).and_then(|()| {
+        let line = serde_json::to_vec(request).unwrap_or_default();
+        let result = send(&mut running, line).and_then(|()| {
             running.stdin = None;
             receive(&mut running, timeout)
         });
@@ -258,8 +261,8 @@ impl Adapter for ProcessAdapter {
         let Some(running) = self.running.as_mut() else {
             return Err(Failure::Crash("not running".into()));
         };
-        let line = serde_json::to_string(request).unwrap_or_default();
-        let result = send(running, &line)
+        let line = serde_json::to_vec(request).unwrap_or_default();
+        let result = send(running, line)
             .and_then(|()| receive(running, timeout))
             .and_then(|l| parse_response(&l, &request.case));
         if let Err(failure) = result {
@@ -274,28 +277,28 @@ impl Adapter for ProcessAdapter {
 impl Drop for ProcessAdapter {
     fn drop(&mut self) {
         if let Some(mut running) = self.running.take() {
-            let _ = send(&mut running, r#"{"type":"bye"}"#);
+            let _ = send(&mut running, br#"{"type":"bye"}"#.to_vec());
             let deadline = std::time::Instant::now() + Duration::from_secs(2);
             while std::time::Instant::now() < deadline {
                 if matches!(running.child.try_wait(), Ok(Some(_))) {
                     return;
                 }
-                thread::sleep(Duration::from_millis(10));
+                thread::sleep(Duration::from_millis(1));
             }
             kill(&mut running);
         }
     }
 }
 
-fn send(running: &mut Running, line: &str) -> Result<(), Failure> {
-    let mut bytes = line.as_bytes().to_vec();
-    bytes.push(b'\n');
+/// Writes one message and its `\n` in one write.
+fn send(running: &mut Running, mut line: Vec<u8>) -> Result<(), Failure> {
+    line.push(b'\n');
     let stdin = running
         .stdin
         .as_mut()
         .ok_or_else(|| Failure::Crash("adapter stdin is closed".into()))?;
     stdin
-        .write_all(&bytes)
+        .write_all(&line)
         .and_then(|()| stdin.flush())
         .map_err(|e| Failure::Crash(format!("write to adapter: {e}")))
 }
@@ -314,14 +317,8 @@ fn receive(running: &mut Running, timeout: Duration) -> Result<String, Failure> 
 }
 
 fn parse_response(line: &str, case: &str) -> Result<Response, Failure> {
-    let value = session_reference::raw::parse_value(line.trim_end())
-        .map_err(|e| Failure::Protocol(format!("not JSON: {e}: {}", truncate(line.trim(), 200))))?;
-    let response: Response = serde_json::from_value(value).map_err(|e| {
-        Failure::Protocol(format!(
-            "not a response: {e}: {}",
-            truncate(line.trim(), 200)
-        ))
-    })?;
+    let response = read_response(line.trim_end())
+        .map_err(|e| Failure::Protocol(format!("{e}: {}", truncate(line.trim(), 200))))?;
     if response.case != case {
         return Err(Failure::Protocol(format!(
             "response for case {:?}, expected {case:?}",
@@ -334,6 +331,18 @@ fn parse_response(line: &str, case: &str) -> Result<Response, Failure> {
         ));
     }
     Ok(response)
+}
+
+/// Reads a response line as `JSON.parse` would (see `raw::parse_value`). Most lines
+/// read directly as a [`Response`]; a line that does not (deep nesting, a lone
+/// surrogate, a repeated key, not a response) takes the way through a JSON value,
+/// which gives the same response or says what is wrong.
+fn read_response(line: &str) -> Result<Response, String> {
+    if let Ok(response) = serde_json::from_str::<Response>(line) {
+        return Ok(response);
+    }
+    let value = session_reference::raw::parse_value(line).map_err(|e| format!("not JSON: {e}"))?;
+    serde_json::from_value(value).map_err(|e| format!("not a response: {e}"))
 }
 
 fn kill(running: &mut Running) {

@@ -9,6 +9,7 @@ use session_reference::context::LeafChoice;
 use session_reference::model::Profile;
 use session_reference::session::{ModelChange, Options, SessionError, SessionManager};
 
+use crate::normalize::object;
 use crate::protocol::{Hello, Request, Response, OMP_ONLY_OPERATIONS, OPERATIONS};
 
 mod store;
@@ -98,13 +99,13 @@ pub fn load_output(sm: &SessionManager) -> Value {
         .iter()
         .map(|d| json!({"line": d.line, "kind": d.kind.name()}))
         .collect();
-    json!({
-        "header": header,
-        "entries": entries,
-        "leafId": sm.leaf_id(),
-        "diagnostics": diagnostics,
-        "migrated": !sm.report().migrated.is_empty(),
-    })
+    object([
+        ("header", header),
+        ("entries", Value::Array(entries)),
+        ("leafId", sm.leaf_id().into()),
+        ("diagnostics", Value::Array(diagnostics)),
+        ("migrated", (!sm.report().migrated.is_empty()).into()),
+    ])
 }
 
 fn context(dir: &Path, args: &Value, profile: Profile) -> Result<Value, SessionError> {
@@ -130,12 +131,29 @@ pub fn tree_output(sm: &SessionManager) -> Value {
         .into_iter()
         .map(|n| {
             // parentId and label as written, whatever their JSON type.
-            let parent = sm.get_entry(&n.id).and_then(|e| e.object().get("parentId").and_then(|v| serde_json::from_str(v.get()).ok())).unwrap_or(Value::Null);
-            let label = sm.tree_index().label_json(&n.id).and_then(|v| serde_json::from_str(v).ok()).unwrap_or(Value::Null);
-            json!({"id": n.id, "parentId": parent, "type": n.entry_type, "label": label, "children": n.children})
+            let parent = sm
+                .get_entry(&n.id)
+                .and_then(|e| {
+                    e.object()
+                        .get("parentId")
+                        .and_then(|v| serde_json::from_str(v.get()).ok())
+                })
+                .unwrap_or(Value::Null);
+            let label = sm
+                .tree_index()
+                .label_json(&n.id)
+                .and_then(|v| serde_json::from_str(v).ok())
+                .unwrap_or(Value::Null);
+            object([
+                ("id", n.id.into()),
+                ("parentId", parent),
+                ("type", n.entry_type.into()),
+                ("label", label),
+                ("children", n.children.into()),
+            ])
         })
         .collect();
-    json!({ "nodes": nodes })
+    object([("nodes", Value::Array(nodes))])
 }
 
 fn apply(dir: &Path, args: &Value, profile: Profile) -> Result<Value, SessionError> {

@@ -17,6 +17,7 @@ use std::sync::Mutex;
 use std::time::Duration;
 
 use globset::{Glob, GlobMatcher};
+use serde_json::Value;
 use session_reference::model::Profile;
 
 use crate::adapter::{Adapter, ProcessAdapter, ReferenceAdapter};
@@ -148,6 +149,7 @@ impl Harness {
                 hello.profile, self.profile
             ));
         }
+        let order = heaviest_first(&cases);
         let next = AtomicUsize::new(0);
         let done = AtomicUsize::new(0);
         let results: Mutex<Vec<Option<CaseResult>>> = Mutex::new(vec![None; cases.len()]);
@@ -156,9 +158,8 @@ impl Harness {
                 scope.spawn(|| {
                     let mut adapter = make();
                     let hello = adapter.hello().unwrap_or_else(|_| hello.clone());
-                    loop {
-                        let i = next.fetch_add(1, Ordering::SeqCst);
-                        let Some(case) = cases.get(i) else { break };
+                    while let Some(&i) = order.get(next.fetch_add(1, Ordering::SeqCst)) {
+                        let case = &cases[i];
                         let result = run_case(
                             case,
                             self.profile,
@@ -197,6 +198,36 @@ impl Harness {
             hello,
             results,
         })
+    }
+}
+
+/// The indices of `cases`, heaviest first: parallel jobs then finish together
+/// instead of one job running a large case alone at the end.
+fn heaviest_first(cases: &[Case]) -> Vec<usize> {
+    let mut order: Vec<usize> = (0..cases.len()).collect();
+    order.sort_by_cached_key(|&i| std::cmp::Reverse(weight(&cases[i])));
+    order
+}
+
+/// A case's rough cost: the bytes of its inputs and of its arguments once expanded.
+fn weight(case: &Case) -> usize {
+    case.inputs.values().map(Vec::len).sum::<usize>() + expanded_len(&case.file.args)
+}
+
+/// About how long `args` is in JSON once its `$repeat` templates are expanded.
+fn expanded_len(args: &Value) -> usize {
+    match args {
+        Value::Object(map) => match map.get("$repeat").and_then(Value::as_array) {
+            Some(repeat) => {
+                let unit = repeat.first().and_then(Value::as_str).map_or(0, str::len);
+                let count = repeat.get(1).and_then(Value::as_u64).unwrap_or(0);
+                unit.saturating_mul(usize::try_from(count).unwrap_or(usize::MAX))
+            }
+            None => map.iter().map(|(k, v)| k.len() + expanded_len(v)).sum(),
+        },
+        Value::Array(items) => items.iter().map(expanded_len).sum(),
+        Value::String(s) => s.len(),
+        _ => 8,
     }
 }
 

@@ -9,17 +9,50 @@ use std::path::Path;
 use std::sync::LazyLock;
 
 use regex::Regex;
+use serde::ser::{Serialize, SerializeMap, Serializer};
 use serde_json::{json, Map, Value};
 use sha2::{Digest, Sha256};
 
 /// Strings longer than this many UTF-16 units are summarised.
 pub const LONG_STRING: usize = 4096;
 
+/// A JSON object of `entries`, in order. `json!` copies every value it is given
+/// (through the serialiser); this moves them.
+pub fn object<const N: usize>(entries: [(&str, Value); N]) -> Value {
+    Value::Object(
+        entries
+            .into_iter()
+            .map(|(k, v)| (k.to_owned(), v))
+            .collect(),
+    )
+}
+
 /// Renders canonical JSON: keys sorted, 2-space indent, final newline.
 pub fn canonical(value: &Value) -> String {
-    let mut text = serde_json::to_string_pretty(&sorted(value)).unwrap_or_default();
+    let mut text = serde_json::to_string_pretty(&Sorted(value)).unwrap_or_default();
     text.push('\n');
     text
+}
+
+/// Serialises a value as [`sorted`] would return it, without copying it.
+struct Sorted<'a>(&'a Value);
+
+impl Serialize for Sorted<'_> {
+    fn serialize<S: Serializer>(&self, serializer: S) -> Result<S::Ok, S::Error> {
+        match self.0 {
+            Value::Object(map) => {
+                let mut entries: Vec<(&String, &Value)> = map.iter().collect();
+                entries.sort_unstable_by(|a, b| a.0.cmp(b.0));
+                let mut out = serializer.serialize_map(Some(entries.len()))?;
+                for (key, value) in entries {
+                    out.serialize_entry(key, &Sorted(value))?;
+                }
+                out.end()
+            }
+            Value::Array(items) => serializer.collect_seq(items.iter().map(Sorted)),
+            other => other.serialize(serializer),
+        }
+    }
 }
 
 /// A copy of `value` with every object's keys sorted.
@@ -64,7 +97,12 @@ pub fn snapshot(dir: &Path, inputs: &std::collections::BTreeMap<String, Vec<u8>>
             if !kept {
                 continue;
             }
-            if path.is_dir() {
+            // The entry's type comes with the listing; only a symbolic link needs a look at its target.
+            let is_dir = match item.file_type() {
+                Ok(kind) if !kind.is_symlink() => kind.is_dir(),
+                _ => path.is_dir(),
+            };
+            if is_dir {
                 stack.push(path);
             } else if is_database(&rel) {
                 // Compared through the `history` operation's output, not byte for byte.
@@ -119,7 +157,7 @@ pub fn describe_file(name: &str, bytes: &[u8]) -> Value {
                 .unwrap_or_else(|_| json!({"$unparsed": line})),
         );
     }
-    json!({ "lines": lines })
+    object([("lines", Value::Array(lines))])
 }
 
 /// The created-token patterns, by kind: ids and session ids (hex), file-name times, ISO times.
@@ -165,8 +203,13 @@ impl Normalizer {
         let patterns: &'static [(&'static str, Regex)] = &*PATTERNS;
         let mut known = HashSet::new();
         for text in inputs {
-            for (_, re) in patterns {
-                known.extend(re.find_iter(text).map(|m| m.as_str().to_owned()));
+            for (pattern, re) in patterns {
+                for token in re.find_iter(text).map(|m| m.as_str()) {
+                    // `text` looks up only the tokens it would rename.
+                    if classify(pattern, token).is_some() && !known.contains(token) {
+                        known.insert(token.to_owned());
+                    }
+                }
             }
         }
         Normalizer {
@@ -238,10 +281,9 @@ impl Normalizer {
     }
 
     fn string(&mut self, s: &str) -> Value {
-        let units = s.encode_utf16().count();
+        let units = utf16_len(s);
         if units > LONG_STRING {
-            let tail: Vec<u16> = s.encode_utf16().skip(units - 64).collect();
-            return json!({"$long": {"utf16": units, "sha256": hex(&Sha256::digest(s.as_bytes())), "tail": String::from_utf16_lossy(&tail)}});
+            return json!({"$long": {"utf16": units, "sha256": hex(&Sha256::digest(s.as_bytes())), "tail": utf16_tail(s, 64)}});
         }
         Value::String(self.text(s))
     }
@@ -255,28 +297,39 @@ impl Normalizer {
         } else {
             return s.to_owned();
         };
-        for p in 0..self.patterns.len() {
-            let (pattern, re) = (self.patterns[p].0, &self.patterns[p].1);
-            let mut result = String::with_capacity(out.len());
-            let mut last = 0;
-            for m in re.find_iter(&out) {
-                let token = m.as_str();
-                let Some(kind) =
-                    classify(pattern, token).filter(|_| standalone(&out, m.start(), m.end()))
-                else {
-                    continue;
-                };
-                if self.known.contains(token) {
-                    continue;
-                }
-                result.push_str(&out[last..m.start()]);
-                result.push_str(&self.name(kind, token));
-                last = m.end();
+        let patterns = self.patterns;
+        for (pattern, re) in patterns {
+            if may_match(pattern, &out) {
+                out = self.rename(out, pattern, re);
             }
-            result.push_str(&out[last..]);
-            out = result;
         }
         out
+    }
+
+    /// Renames the created tokens that `re` (the pattern named `pattern`) finds in `text`.
+    fn rename(&mut self, text: String, pattern: &'static str, re: &Regex) -> String {
+        let mut result = String::new();
+        let mut last = 0;
+        for m in re.find_iter(&text) {
+            let token = m.as_str();
+            let Some(kind) =
+                classify(pattern, token).filter(|_| standalone(&text, m.start(), m.end()))
+            else {
+                continue;
+            };
+            if self.known.contains(token) {
+                continue;
+            }
+            result.push_str(&text[last..m.start()]);
+            result.push_str(&self.name(kind, token));
+            last = m.end();
+        }
+        if last == 0 {
+            // Nothing renamed (a match is never empty).
+            return text;
+        }
+        result.push_str(&text[last..]);
+        result
     }
 
     fn name(&mut self, kind: &'static str, token: &str) -> String {
@@ -296,7 +349,7 @@ impl Normalizer {
 }
 
 /// A cheap test that `s` could contain a created token: a run of 8 hex digits,
-/// or 4 digits and a dash (the start of a time).
+/// or 4 ASCII digits and a dash (the start of a time).
 fn may_hold_token(s: &str) -> bool {
     let (mut hex, mut digits) = (0, 0);
     for b in s.bytes() {
@@ -314,6 +367,66 @@ fn may_hold_token(s: &str) -> bool {
         digits = if b.is_ascii_digit() { digits + 1 } else { 0 };
     }
     false
+}
+
+/// A cheap test that the pattern named `pattern` could match in `s`: every match of
+/// `hex` holds a run of 8 hex digits, every time starts with 4 digits and a dash.
+fn may_match(pattern: &str, s: &str) -> bool {
+    if pattern == "hex" {
+        has_hex_run(s)
+    } else {
+        has_date_start(s)
+    }
+}
+
+/// Whether `s` has 8 lowercase hex digits in a row.
+fn has_hex_run(s: &str) -> bool {
+    let mut run = 0;
+    for b in s.bytes() {
+        run = if b.is_ascii_digit() || (b'a'..=b'f').contains(&b) {
+            run + 1
+        } else {
+            0
+        };
+        if run >= 8 {
+            return true;
+        }
+    }
+    false
+}
+
+/// Whether `s` has 4 digits (`\d`: any Unicode digit) followed by a dash.
+fn has_date_start(s: &str) -> bool {
+    let mut digits = 0;
+    for c in s.chars() {
+        if c == '-' && digits >= 4 {
+            return true;
+        }
+        digits = if c.is_numeric() { digits + 1 } else { 0 };
+    }
+    false
+}
+
+/// The length of `s` in UTF-16 code units: one per character, two for a character
+/// beyond the BMP (the ones UTF-8 writes in 4 bytes).
+fn utf16_len(s: &str) -> usize {
+    s.chars().count() + s.bytes().filter(|&b| b >= 0xF0).count()
+}
+
+/// The last `n` UTF-16 units of `s`, read as `String::from_utf16_lossy` reads them
+/// (a surrogate pair cut in half becomes U+FFFD).
+fn utf16_tail(s: &str, n: usize) -> String {
+    let mut units: Vec<u16> = Vec::with_capacity(n + 1);
+    let mut buf = [0u16; 2];
+    for c in s.chars().rev() {
+        if units.len() >= n {
+            break;
+        }
+        units.extend(c.encode_utf16(&mut buf).iter().rev());
+    }
+    units.reverse();
+    let cut = units.len().saturating_sub(n);
+    String::from_utf16_lossy(&units[cut..])
 }
 
 /// What a pattern match names: `id` (8 hex), `session` (a UUID or 16 hex), a time; `None` for other hex runs.
@@ -383,6 +496,38 @@ mod tests {
         assert_eq!(a, b);
         assert_eq!(canonical(&a), canonical(&b));
         assert_ne!(json!({"a": 1}), json!({"a": 1.0}));
+    }
+
+    #[test]
+    fn times_in_any_digits_are_renamed_as_before() {
+        // `\d` is any Unicode digit; a string is looked at when it holds a hex run or 4 ASCII digits and a dash.
+        let mut n = Normalizer::new("", []);
+        assert_eq!(n.text("deadbeef ٢٠٢٥-٠١-٠١T00:00:00Z"), "<id:1> <time>");
+        assert_eq!(n.text("x ٢٠٢٥-٠١-٠١T00:00:00Z"), "x ٢٠٢٥-٠١-٠١T00:00:00Z");
+    }
+
+    #[test]
+    fn long_strings_are_measured_in_utf16_units() {
+        for s in [
+            "x".repeat(5000),
+            format!("{}é", "😀".repeat(3000)),
+            format!("a{}", "😀".repeat(3000)),
+            format!("{}ab", "😀".repeat(3000)),
+        ] {
+            let units = s.encode_utf16().count();
+            let tail: Vec<u16> = s.encode_utf16().skip(units - 64).collect();
+            assert_eq!(utf16_len(&s), units);
+            assert_eq!(utf16_tail(&s, 64), String::from_utf16_lossy(&tail));
+        }
+        assert_eq!(utf16_tail("a😀", 1), "\u{fffd}");
+    }
+
+    #[test]
+    fn canonical_is_the_sorted_copy_rendered() {
+        let value = json!({"z": [{"b": 1, "a": {}}, []], "a": null, "m": {"y": "\u{1}", "x": 1.5}});
+        let mut text = serde_json::to_string_pretty(&sorted(&value)).unwrap();
+        text.push('\n');
+        assert_eq!(canonical(&value), text);
     }
 
     #[test]

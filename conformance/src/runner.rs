@@ -10,7 +10,7 @@ use session_reference::model::Profile;
 
 use crate::adapter::{Adapter, Failure};
 use crate::corpus::{Case, SafetyCheck};
-use crate::normalize::{canonical, snapshot, Normalizer};
+use crate::normalize::{canonical, object, snapshot, Normalizer};
 use crate::protocol::{Hello, Request};
 
 /// The outcome of one case.
@@ -106,17 +106,21 @@ pub fn read_divergences(path: &Path) -> Result<Divergences, String> {
 
 /// Where case directories are made: `$SESSION_CONFORMANCE_WORK_DIR`, else `/dev/shm`
 /// when it exists (memory-backed: a case's fsyncs and deletions cost nothing), else the temp dir.
+/// The path is canonical (absolute, no symbolic links), so a case directory made in it is too.
 pub fn work_root() -> &'static Path {
     static ROOT: std::sync::OnceLock<std::path::PathBuf> = std::sync::OnceLock::new();
     ROOT.get_or_init(|| {
-        if let Some(dir) = std::env::var_os("SESSION_CONFORMANCE_WORK_DIR") {
-            return dir.into();
-        }
-        let shm = Path::new("/dev/shm");
-        if shm.is_dir() && tempfile::tempdir_in(shm).is_ok() {
-            return shm.to_path_buf();
-        }
-        std::env::temp_dir()
+        let root = if let Some(dir) = std::env::var_os("SESSION_CONFORMANCE_WORK_DIR") {
+            dir.into()
+        } else {
+            let shm = Path::new("/dev/shm");
+            if shm.is_dir() && tempfile::tempdir_in(shm).is_ok() {
+                shm.to_path_buf()
+            } else {
+                std::env::temp_dir()
+            }
+        };
+        root.canonicalize().unwrap_or(root)
     })
 }
 
@@ -132,14 +136,12 @@ pub fn produce(
         .prefix("sc-")
         .tempdir_in(work_root())
         .map_err(|e| (Status::Crash, format!("temp dir: {e}")))?;
-    let dir = work
-        .path()
-        .canonicalize()
-        .map_err(|e| (Status::Crash, e.to_string()))?;
+    // The root is canonical and the directory was just made: its path is canonical too.
+    let dir = work.path().to_path_buf();
     let dir_text = dir.to_string_lossy().into_owned();
     for (name, bytes) in &case.inputs {
         let path = dir.join(name);
-        if let Some(parent) = path.parent() {
+        if let Some(parent) = path.parent().filter(|p| *p != dir) {
             fs::create_dir_all(parent).map_err(|e| (Status::Crash, e.to_string()))?;
         }
         let written: std::borrow::Cow<[u8]> = if case.file.dir_inputs.contains(name) {
@@ -177,12 +179,13 @@ pub fn produce(
             format!("adapter does not support {}", case.file.op),
         ));
     }
-    let mut response_value = match (&response.ok, &response.error) {
-        (Some(ok), _) => json!({ "ok": ok }),
+    let mut response_value = match (response.ok, &response.error) {
+        (Some(ok), _) => object([("ok", ok)]),
         (None, Some(error)) => json!({ "error": { "kind": error.kind } }),
         (None, None) => json!({}),
     };
     strip_extras(&mut response_value, hello);
+    strip_error_messages(&mut response_value);
     let files = snapshot(&dir, &case.inputs);
     let mut notes: Vec<String> = case
         .file
@@ -194,22 +197,22 @@ pub fn produce(
         notes.push(format!("error {}: {}", error.kind, error.message));
     }
     let args_text = format!("{args} {:?}", case.file.mtimes);
-    let input_texts: Vec<String> = case
+    let input_texts: Vec<std::borrow::Cow<str>> = case
         .inputs
         .values()
-        .map(|b| String::from_utf8_lossy(b).into_owned())
+        .map(|b| String::from_utf8_lossy(b))
         .collect();
     let mut normalizer = Normalizer::new(
         &dir_text,
         input_texts
             .iter()
-            .map(String::as_str)
+            .map(AsRef::as_ref)
             .chain([args_text.as_str()]),
     );
     // The response first: its ids and paths are in an order every implementation shares.
-    let response_value = normalizer.value(&strip_error_messages(response_value));
+    let response_value = normalizer.value(&response_value);
     let files = normalizer.files(&files);
-    let output = json!({ "response": response_value, "files": files });
+    let output = object([("response", response_value), ("files", files)]);
     drop(work);
     Ok((output, notes))
 }
@@ -248,24 +251,20 @@ pub fn strip_extras(response: &mut Value, hello: &Hello) {
 }
 
 /// Error objects are compared by `kind`: drops `message` from every `{"error": {kind, message}}`.
-fn strip_error_messages(value: Value) -> Value {
+fn strip_error_messages(value: &mut Value) {
     match value {
-        Value::Object(map) => Value::Object(
-            map.into_iter()
-                .map(|(k, v)| {
-                    let v = match (k.as_str(), v) {
-                        ("error", Value::Object(mut e)) if e.contains_key("kind") => {
-                            e.remove("message");
-                            Value::Object(e)
-                        }
-                        (_, v) => strip_error_messages(v),
-                    };
-                    (k, v)
-                })
-                .collect(),
-        ),
-        Value::Array(items) => Value::Array(items.into_iter().map(strip_error_messages).collect()),
-        other => other,
+        Value::Object(map) => {
+            for (key, v) in map.iter_mut() {
+                match v {
+                    Value::Object(e) if key == "error" && e.contains_key("kind") => {
+                        e.shift_remove("message");
+                    }
+                    v => strip_error_messages(v),
+                }
+            }
+        }
+        Value::Array(items) => items.iter_mut().for_each(strip_error_messages),
+        _ => {}
     }
 }
 
@@ -309,7 +308,7 @@ fn compare_case(
             .push(format!("adapter does not support {}", case.file.op));
         return result;
     }
-    let (mut actual, notes) = match produce(case, profile, adapter, hello, timeout) {
+    let (actual, notes) = match produce(case, profile, adapter, hello, timeout) {
         Ok(out) => out,
         Err((status, note)) => {
             result.status = status;
@@ -318,26 +317,48 @@ fn compare_case(
         }
     };
     let golden_path = case.golden_path(profile);
-    let Some(expected) = fs::read_to_string(&golden_path)
-        .ok()
-        .and_then(|t| session_reference::raw::parse_value(&t).ok())
-    else {
-        result.status = Status::Fail;
-        result
-            .notes
-            .push(format!("missing golden {}", golden_path.display()));
-        result.actual = Some(canonical(&actual));
-        return result;
-    };
-    let mut expected = expected;
+    let golden_text = fs::read_to_string(&golden_path).ok();
+    // Goldens are canonical text. Equal canonical texts are equal values (the text parses
+    // back to the value it was rendered from), and then neither stripping the golden's
+    // extras nor ignoring extra context keys changes anything: such a case is a pass
+    // without parsing its golden. Any other text is parsed and compared as a value.
+    if golden_text.as_deref() != Some(canonical(&actual).as_str()) {
+        let Some(expected) = golden_text
+            .as_deref()
+            .and_then(|t| session_reference::raw::parse_value(t).ok())
+        else {
+            result.status = Status::Fail;
+            result
+                .notes
+                .push(format!("missing golden {}", golden_path.display()));
+            result.actual = Some(canonical(&actual));
+            return result;
+        };
+        compare_values(&mut result, expected, actual, case, hello, &golden_path);
+    }
+    let safety_failed = !notes.iter().all(|n| n.starts_with("error "));
+    result.notes.extend(notes);
+    if safety_failed {
+        result.status = Status::Unsafe;
+    }
+    apply_divergence(result, divergences)
+}
+
+/// Compares the output with a parsed golden; records the first difference and a diff.
+fn compare_values(
+    result: &mut CaseResult,
+    mut expected: Value,
+    mut actual: Value,
+    case: &Case,
+    hello: &Hello,
+    golden_path: &Path,
+) {
     if let Some(response) = expected.get_mut("response") {
         strip_extras(response, hello);
     }
     if case.file.op == "context" {
         ignore_extra_keys(&expected, &mut actual, &mut result.notes);
     }
-    let safety_failed = !notes.iter().all(|n| n.starts_with("error "));
-    result.notes.extend(notes);
     // Equal values have equal canonical texts (object key order never matters); render only to show a difference.
     if expected != actual {
         let (expected_text, actual_text) = (canonical(&expected), canonical(&actual));
@@ -350,10 +371,6 @@ fn compare_case(
             &golden_path.to_string_lossy(),
         ));
     }
-    if safety_failed {
-        result.status = Status::Unsafe;
-    }
-    apply_divergence(result, divergences)
 }
 
 fn apply_divergence(mut result: CaseResult, divergences: &Divergences) -> CaseResult {
