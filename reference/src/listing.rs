@@ -146,8 +146,7 @@ pub fn read_prefix(path: &Path, limit: usize) -> Option<String> {
 /// Bytes as text without a copy when they are valid UTF-8 (the usual case); else with
 /// each invalid sequence replaced by U+FFFD.
 fn utf8_lossy(bytes: Vec<u8>) -> String {
-    String::from_utf8(bytes)
-        .unwrap_or_else(|e| String::from_utf8_lossy(e.as_bytes()).into_owned())
+    String::from_utf8(bytes).unwrap_or_else(|e| String::from_utf8_lossy(e.as_bytes()).into_owned())
 }
 
 /// The JSON objects of a file's lines, leniently: blank and unreadable lines skipped,

@@ -12,6 +12,9 @@ use crate::model::Profile;
 /// The environment variable both implementations honour for the agent directory.
 pub const AGENT_DIR_ENV: &str = "PI_CODING_AGENT_DIR";
 
+/// omp's name for its folder under the home directory (default `.omp`).
+pub const CONFIG_DIR_ENV: &str = "PI_CONFIG_DIR";
+
 /// The terminal-id environment variables, in the order seed 001 tries them after the TTY,
 /// with the prefix each id gets (pi-tui `getTerminalId`).
 pub const TERMINAL_ENV: [(&str, &str); 4] = [
@@ -36,19 +39,26 @@ impl Store {
         }
     }
 
-    /// The default store of `profile`: `$PI_CODING_AGENT_DIR` (with `~` expanded), else
-    /// `<home>/.pi/agent` (pi) or `<home>/.omp/agent` (omp). `env` reads a variable.
+    /// The default store of `profile`: `$PI_CODING_AGENT_DIR` (pi expands `~`; omp takes it
+    /// as written), else `<home>/.pi/agent` (pi) or `<home>/<$PI_CONFIG_DIR or .omp>/agent`
+    /// (omp). `env` reads a variable. (omp's XDG locations apply only after `omp config
+    /// migrate`, and are not modelled.)
     pub fn default_for(
         profile: Profile,
         home: &Path,
         env: &dyn Fn(&str) -> Option<String>,
     ) -> Store {
         if let Some(dir) = env(AGENT_DIR_ENV).filter(|d| !d.is_empty()) {
-            return Store::new(expand_home(&dir, home));
+            return match profile {
+                Profile::Pi => Store::new(expand_home(&dir, home)),
+                Profile::Omp => Store::new(dir),
+            };
         }
         let folder = match profile {
-            Profile::Pi => ".pi",
-            Profile::Omp => ".omp",
+            Profile::Pi => ".pi".to_owned(),
+            Profile::Omp => env(CONFIG_DIR_ENV)
+                .filter(|d| !d.is_empty())
+                .unwrap_or_else(|| ".omp".to_owned()),
         };
         Store::new(home.join(folder).join("agent"))
     }
