@@ -715,13 +715,11 @@ fn serve(profile: Profile, one_shot: bool) -> Result<ExitCode, String> {
             Some("hello") => serde_json::to_string(&execute::hello(profile)).unwrap_or_default(),
             Some("bye") => return Ok(ExitCode::SUCCESS),
             _ => {
-                let response = match serde_json::from_value::<Request>(value.clone()) {
+                let case = value["case"].as_str().unwrap_or_default().to_owned();
+                // Moved, not cloned: a request may carry 500,000-character strings.
+                let response = match serde_json::from_value::<Request>(value) {
                     Ok(request) => execute::execute(&request),
-                    Err(e) => Response::error(
-                        value["case"].as_str().unwrap_or_default(),
-                        "exception",
-                        format!("bad request: {e}"),
-                    ),
+                    Err(e) => Response::error(&case, "exception", format!("bad request: {e}")),
                 };
                 serde_json::to_string(&response).unwrap_or_default()
             }
