@@ -142,10 +142,7 @@ fn whole_index(index: f64) -> Option<usize> {
 }
 
 fn rebuild(raw: Box<serde_json::value::RawValue>, ordinal: usize) -> Entry {
-    let obj = RawObject::parse(raw.get()).unwrap_or_default();
-    let mut entry = Entry::from_object(&obj, raw.clone(), ordinal);
-    entry.raw = raw;
-    entry
+    Entry::from_text(raw.get().to_owned(), ordinal)
 }
 
 #[cfg(test)]

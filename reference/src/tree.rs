@@ -67,11 +67,12 @@ impl Tree {
     /// Indexes loaded entries; the leaf is the last entry (in file order) that has an id.
     pub fn new(entries: Vec<Entry>) -> Tree {
         let mut tree = Tree {
-            entries: Vec::with_capacity(entries.len()),
+            by_id: HashMap::with_capacity(entries.len()),
+            entries,
             ..Tree::default()
         };
-        for entry in entries {
-            tree.push(entry);
+        for index in 0..tree.entries.len() {
+            tree.index(index);
         }
         tree.leaf = tree
             .entries
@@ -84,6 +85,19 @@ impl Tree {
 
     /// Adds an entry at the end and makes it the leaf (when it has an id).
     pub fn push(&mut self, entry: Entry) {
+        self.entries.push(entry);
+        let index = self.entries.len() - 1;
+        self.index(index);
+        if let Some(id) = self.entries[index].id.as_ref() {
+            if self.entries[index].kind != EntryKind::ExtraHeader {
+                self.leaf = Some(id.clone());
+            }
+        }
+    }
+
+    /// Indexes the entry at `index`: its id and the label it sets.
+    fn index(&mut self, index: usize) {
+        let entry = &self.entries[index];
         if let EntryKind::Label {
             target_id: Some(target),
             label,
@@ -110,10 +124,8 @@ impl Tree {
             }
         }
         if let (Some(id), false) = (&entry.id, entry.kind == EntryKind::ExtraHeader) {
-            self.by_id.insert(id.clone(), self.entries.len());
-            self.leaf = Some(id.clone());
+            self.by_id.insert(id.clone(), index);
         }
-        self.entries.push(entry);
     }
 
     /// All entries in file and append order, duplicates included.
@@ -228,11 +240,11 @@ impl Tree {
     /// The whole tree as a flat pre-order list of nodes; every id exactly once.
     pub fn tree(&self) -> Vec<TreeNode> {
         let nodes = self.unique_nodes();
-        let position: HashMap<&str, usize> = nodes
-            .iter()
-            .enumerate()
-            .map(|(n, &i)| (id_of(&self.entries[i]), n))
-            .collect();
+        // Node number of each entry that is a node.
+        let mut position = vec![None; self.entries.len()];
+        for (n, &i) in nodes.iter().enumerate() {
+            position[i] = Some(n);
+        }
         let parent: Vec<Option<usize>> = nodes
             .iter()
             .enumerate()
@@ -240,7 +252,8 @@ impl Tree {
                 self.entries[i]
                     .parent_id
                     .as_deref()
-                    .and_then(|p| position.get(p).copied())
+                    .and_then(|p| self.index_of(p))
+                    .and_then(|p| position[p])
                     .filter(|&p| p != n)
             })
             .collect();
@@ -253,8 +266,8 @@ impl Tree {
                 None => roots.push(n),
             }
         }
-        for list in &mut children {
-            list.sort_by_key(|&n| sort_key(&self.entries[nodes[n]]));
+        for list in children.iter_mut().filter(|list| list.len() > 1) {
+            list.sort_by_cached_key(|&n| sort_key(&self.entries[nodes[n]]));
         }
         let mut out = Vec::with_capacity(nodes.len());
         let mut stack: Vec<usize> = roots.into_iter().rev().collect();
@@ -278,13 +291,13 @@ impl Tree {
 
     /// For each distinct id, the index of the entry that wins (the last), in first-appearance order.
     fn unique_nodes(&self) -> Vec<usize> {
-        let mut seen = HashSet::new();
+        let mut listed = vec![false; self.entries.len()];
         self.entries
             .iter()
             .filter(|e| e.kind != EntryKind::ExtraHeader)
             .filter_map(|e| e.id.as_deref())
-            .filter(|id| seen.insert(*id))
-            .map(|id| self.by_id[id])
+            .filter_map(|id| self.index_of(id))
+            .filter(|&winner| !std::mem::replace(&mut listed[winner], true))
             .collect()
     }
 }
@@ -358,16 +371,15 @@ fn cut_cycles(mut parent: Vec<Option<usize>>) -> Vec<Option<usize>> {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::raw::{raw, RawObject};
 
     fn entry(id: &str, parent: Option<&str>, ts: &str) -> Entry {
         let text = serde_json::json!({"type":"message","id":id,"parentId":parent,"timestamp":ts,"message":{"role":"user"}}).to_string();
-        Entry::from_object(&RawObject::parse(&text).unwrap(), raw(text.clone()), 0)
+        Entry::from_text(text, 0)
     }
 
     fn label(id: &str, target: &str, text: Option<&str>) -> Entry {
         let text = serde_json::json!({"type":"label","id":id,"parentId":null,"timestamp":"t","targetId":target,"label":text}).to_string();
-        Entry::from_object(&RawObject::parse(&text).unwrap(), raw(text.clone()), 0)
+        Entry::from_text(text, 0)
     }
 
     fn ids(nodes: &[TreeNode]) -> Vec<&str> {
