@@ -19,6 +19,14 @@ use crate::model::{Entry, EntryKind};
 pub struct Tree {
     entries: Vec<Entry>,
     by_id: HashMap<String, usize>,
+    /// For each entry, the index its `parentId` names now (what `by_id` says), so
+    /// that walks look nothing up.
+    parents: Vec<Option<usize>>,
+    /// Parent ids that name no entry (yet): an entry that takes one changes the
+    /// parent of the entries that name it.
+    dangling: HashSet<String>,
+    /// Whether some id was indexed twice.
+    repeated_ids: bool,
     labels: HashMap<String, Label>,
     label_seq: u64,
     leaf: Option<String>,
@@ -74,6 +82,7 @@ impl Tree {
         for index in 0..tree.entries.len() {
             tree.index(index);
         }
+        tree.resolve_parents();
         tree.leaf = tree
             .entries
             .iter()
@@ -85,14 +94,47 @@ impl Tree {
 
     /// Adds an entry at the end and makes it the leaf (when it has an id).
     pub fn push(&mut self, entry: Entry) {
+        // A repeated id, or one that entries already name, moves other entries' parents.
+        let moves_parents = indexed_id(&entry)
+            .is_some_and(|id| self.by_id.contains_key(id) || self.dangling.contains(id));
         self.entries.push(entry);
         let index = self.entries.len() - 1;
         self.index(index);
+        if moves_parents {
+            self.resolve_parents();
+        } else {
+            let parent = self.resolve_parent(index);
+            self.parents.push(parent);
+            if let (None, Some(id)) = (parent, &self.entries[index].parent_id) {
+                self.dangling.insert(id.clone());
+            }
+        }
         if let Some(id) = self.entries[index].id.as_ref() {
             if self.entries[index].kind != EntryKind::ExtraHeader {
                 self.leaf = Some(id.clone());
             }
         }
+    }
+
+    /// Looks up every entry's parent again.
+    fn resolve_parents(&mut self) {
+        self.parents = (0..self.entries.len())
+            .map(|i| self.resolve_parent(i))
+            .collect();
+        self.dangling = self
+            .entries
+            .iter()
+            .zip(&self.parents)
+            .filter(|(_, parent)| parent.is_none())
+            .filter_map(|(entry, _)| entry.parent_id.clone())
+            .collect();
+    }
+
+    fn resolve_parent(&self, index: usize) -> Option<usize> {
+        self.entries[index]
+            .parent_id
+            .as_deref()
+            .and_then(|p| self.index_of(p))
     }
 
     /// Indexes the entry at `index`: its id and the label it sets.
@@ -123,8 +165,9 @@ impl Tree {
                 }
             }
         }
-        if let (Some(id), false) = (&entry.id, entry.kind == EntryKind::ExtraHeader) {
-            self.by_id.insert(id.clone(), index);
+        if let Some(id) = indexed_id(entry) {
+            let earlier = self.by_id.insert(id.to_owned(), index);
+            self.repeated_ids |= earlier.is_some();
         }
     }
 
@@ -211,11 +254,7 @@ impl Tree {
         let mut seen = vec![false; self.entries.len()];
         seen[start] = true;
         let mut current = start;
-        while let Some(parent) = self.entries[current]
-            .parent_id
-            .as_deref()
-            .and_then(|p| self.index_of(p))
-        {
+        while let Some(parent) = self.parents[current] {
             if std::mem::replace(&mut seen[parent], true) {
                 break;
             }
@@ -249,10 +288,7 @@ impl Tree {
             .iter()
             .enumerate()
             .map(|(n, &i)| {
-                self.entries[i]
-                    .parent_id
-                    .as_deref()
-                    .and_then(|p| self.index_of(p))
+                self.parents[i]
                     .and_then(|p| position[p])
                     .filter(|&p| p != n)
             })
@@ -291,6 +327,11 @@ impl Tree {
 
     /// For each distinct id, the index of the entry that wins (the last), in first-appearance order.
     fn unique_nodes(&self) -> Vec<usize> {
+        if !self.repeated_ids {
+            return (0..self.entries.len())
+                .filter(|&i| indexed_id(&self.entries[i]).is_some())
+                .collect();
+        }
         let mut listed = vec![false; self.entries.len()];
         self.entries
             .iter()
@@ -300,6 +341,14 @@ impl Tree {
             .filter(|&winner| !std::mem::replace(&mut listed[winner], true))
             .collect()
     }
+}
+
+/// The id under which an entry is found (a second header line is not).
+fn indexed_id(entry: &Entry) -> Option<&str> {
+    entry
+        .id
+        .as_deref()
+        .filter(|_| entry.kind != EntryKind::ExtraHeader)
 }
 
 fn id_of(entry: &Entry) -> &str {
@@ -456,6 +505,21 @@ mod tests {
         assert_eq!(tree.label("ghost"), Some("boo"));
         let order: Vec<_> = tree.labels_in_order().iter().map(|(t, _)| *t).collect();
         assert_eq!(order, ["a", "b", "ghost"]);
+    }
+
+    #[test]
+    fn parents_follow_entries_pushed_later() {
+        let ids = |tree: &Tree, from: &str| -> Vec<String> {
+            let path = tree.branch_path(Some(from));
+            path.iter().map(|e| e.id.clone().unwrap()).collect()
+        };
+        let mut tree = Tree::new(vec![entry("x", Some("p"), "t")]);
+        assert_eq!(ids(&tree, "x"), ["x"]);
+        tree.push(entry("p", None, "t"));
+        assert_eq!(ids(&tree, "x"), ["p", "x"]);
+        tree.push(entry("q", None, "t"));
+        tree.push(entry("p", Some("q"), "t"));
+        assert_eq!(ids(&tree, "x"), ["q", "p", "x"]);
     }
 
     #[test]
