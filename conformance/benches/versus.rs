@@ -1,14 +1,22 @@
 //! The reference side by side with the real implementations (pi-mono on Node, omp on Bun), on the same files.
 //!
 //! Run with `cargo bench -p session-conformance --bench versus` (the adapters' node_modules must be installed).
-//! For each size it times load, context at the leaf and get_tree (median of 5 runs) and 10,000 appends,
-//! with peak memory from the operating system (`VmHWM`), a bare serde_json parse of every line as the
-//! floor, and ratios. Every measurement runs in its own process.
-//! `BENCH_SIZES_MB=1,10` picks the sizes (default 1,10,100).
+//!
+//! Sessions: about 1, 10 and 100 MB of ~1 KB entries (a branch every 50 entries, a
+//! compaction every 500), and a chain of 1,000,000 small entries. For each it times, in a
+//! fresh process per implementation and operation (the reference: per run): load, context at
+//! the leaf, get_tree (median of 5 runs), and 10,000 appends with fsync off and on (median of 3 runs). It
+//! reports peak memory from the operating system (`VmHWM`), a bare serde_json parse of
+//! every line as the floor, ratios against the other implementations measured in the same
+//! run, and how each operation grows from 1 to 10 to 100 MB.
+//!
+//! `BENCH_SIZES_MB=1,10` picks the sizes (default 1,10,100); `BENCH_CHAIN=0` skips the chain;
+//! `BENCH_REAL=0` runs the reference only.
 
+use std::fmt::Write as _;
 use std::io::Write;
 use std::path::Path;
-use std::process::Command;
+use std::process::{Command, Stdio};
 use std::time::Instant;
 
 use serde_json::{json, Value};
@@ -16,7 +24,27 @@ use session_reference::context::LeafChoice;
 use session_reference::model::Profile;
 use session_reference::session::{Options, SessionManager};
 
+/// Timed runs of load, context and tree.
 const RUNS: usize = 5;
+/// Timed runs of the 10,000 appends.
+const APPEND_RUNS: usize = 3;
+/// Appends per run.
+const APPENDS: usize = 10_000;
+/// Entries of the chain session.
+const CHAIN: usize = 1_000_000;
+/// A real implementation that takes longer than this on one measurement is stopped.
+const TIMEOUT_SECS: u64 = 300;
+
+const OPS: [&str; 6] = ["floor", "load", "context", "tree", "append", "append-fsync"];
+const IMPLS: [&str; 3] = ["reference", "pi-mono", "omp"];
+
+/// One measurement: a session, an operation, an implementation.
+struct Row {
+    session: String,
+    op: &'static str,
+    implementation: &'static str,
+    result: Value,
+}
 
 fn main() {
     let args: Vec<String> = std::env::args().collect();
@@ -30,59 +58,52 @@ fn main() {
         || vec![1, 10, 100],
         |s| s.split(',').filter_map(|n| n.trim().parse().ok()).collect(),
     );
-    let here = Path::new(env!("CARGO_MANIFEST_DIR"));
-    let mut rows: Vec<(String, String, Value)> = Vec::new();
+    let real = std::env::var("BENCH_REAL").map_or(true, |v| v != "0");
+    let mut sessions: Vec<(String, std::path::PathBuf)> = Vec::new();
     for &mb in &sizes {
         let file = root.path().join(format!("session-{mb}mb.jsonl"));
         let entries = write_session(&file, mb * 1024 * 1024);
         eprintln!("{mb} MB: {entries} entries");
-        for op in ["floor", "load", "context", "tree", "append"] {
-            let label = format!("{mb} MB");
-            rows.push((
-                label.clone(),
-                format!("{op}/reference"),
-                run_child(op, &file),
-            ));
-            if op == "floor" {
-                continue;
+        sessions.push((format!("{mb} MB"), file));
+    }
+    if std::env::var("BENCH_CHAIN").map_or(true, |v| v != "0") {
+        let file = root.path().join("chain.jsonl");
+        write_chain(&file, CHAIN);
+        let mb = std::fs::metadata(&file).map_or(0, |m| m.len()) / 1_048_576;
+        eprintln!("chain: {CHAIN} entries, {mb} MB");
+        sessions.push(("1M chain".to_owned(), file));
+    }
+    let mut rows = Vec::new();
+    for (session, file) in &sessions {
+        for op in OPS {
+            for implementation in IMPLS {
+                if (implementation != "reference" && (op == "floor" || !real))
+                    || (session == "1M chain" && op.starts_with("append"))
+                {
+                    continue;
+                }
+                let result = measure(implementation, op, file);
+                eprintln!("{session} {op} {implementation}: {result}");
+                rows.push(Row {
+                    session: session.clone(),
+                    op,
+                    implementation,
+                    result,
+                });
             }
-            rows.push((
-                label.clone(),
-                format!("{op}/pi-mono"),
-                run_script(
-                    &[
-                        "node",
-                        &here.join("adapters/pi-mono/bench.mjs").to_string_lossy(),
-                    ],
-                    op,
-                    &file,
-                ),
-            ));
-            let bun = here.join("adapters/omp/node_modules/@oven/bun-linux-x64/bin/bun");
-            rows.push((
-                label,
-                format!("{op}/omp"),
-                run_script(
-                    &[
-                        &bun.to_string_lossy(),
-                        &here.join("adapters/omp/bench.ts").to_string_lossy(),
-                    ],
-                    op,
-                    &file,
-                ),
-            ));
         }
     }
-    print_table(&rows, &sizes);
+    let sizes: Vec<(String, u64)> = sessions
+        .iter()
+        .map(|(s, f)| (s.clone(), std::fs::metadata(f).map_or(0, |m| m.len())))
+        .collect();
+    print!("{}", report(&rows, &sizes));
 }
 
 /// A session of about `bytes` bytes: ~1 KB entries, a branch every 50 entries, a compaction every 500.
 fn write_session(path: &Path, bytes: usize) -> usize {
     let mut out = std::io::BufWriter::new(std::fs::File::create(path).expect("create"));
-    let _ = writeln!(
-        out,
-        r#"{{"type":"session","version":3,"id":"0000000000000001","timestamp":"2025-06-01T12:00:00.000Z","cwd":"/proj"}}"#
-    );
+    let _ = writeln!(out, "{}", header());
     let text = "lorem ipsum dolor sit amet ".repeat(30);
     let (mut written, mut n) = (0usize, 0usize);
     let mut ids: Vec<String> = Vec::new();
@@ -96,10 +117,8 @@ fn write_session(path: &Path, bytes: usize) -> usize {
         };
         let line = if n % 500 == 0 && ids.len() > 20 {
             json!({"type":"compaction","id":id,"parentId":parent,"timestamp":"2025-06-01T12:00:00.000Z","summary":text,"firstKeptEntryId":ids[ids.len() - 20],"tokensBefore":1000})
-        } else if n % 2 == 0 {
-            json!({"type":"message","id":id,"parentId":parent,"timestamp":"2025-06-01T12:00:00.000Z","message":{"role":"assistant","content":[{"type":"text","text":text}],"provider":"anthropic","model":"m","usage":{"input":1,"output":1,"cacheRead":0,"cacheWrite":0,"totalTokens":2,"cost":{"input":0,"output":0,"cacheRead":0,"cacheWrite":0,"total":0}},"stopReason":"stop","timestamp":1}})
         } else {
-            json!({"type":"message","id":id,"parentId":parent,"timestamp":"2025-06-01T12:00:00.000Z","message":{"role":"user","content":text,"timestamp":1}})
+            message(&id, &parent, n % 2 == 0, &text)
         };
         let line = line.to_string();
         let _ = writeln!(out, "{line}");
@@ -109,82 +128,164 @@ fn write_session(path: &Path, bytes: usize) -> usize {
     n
 }
 
-fn run_child(op: &str, file: &Path) -> Value {
-    let exe = std::env::current_exe().expect("bench binary");
-    let output = Command::new(exe)
-        .args(["--child", op])
-        .arg(file)
-        .output()
-        .expect("child runs");
-    serde_json::from_slice(&output.stdout)
-        .unwrap_or_else(|_| json!({"error": String::from_utf8_lossy(&output.stderr)}))
+/// A chain of `count` small messages, each the parent of the next, and no compaction.
+fn write_chain(path: &Path, count: usize) {
+    let mut out = std::io::BufWriter::new(std::fs::File::create(path).expect("create"));
+    let _ = writeln!(out, "{}", header());
+    for n in 1..=count {
+        let parent = if n == 1 {
+            Value::Null
+        } else {
+            json!(format!("{:08x}", n - 1))
+        };
+        let line = message(&format!("{n:08x}"), &parent, n % 2 == 0, "a short message");
+        let _ = writeln!(out, "{line}");
+    }
 }
 
-fn run_script(argv: &[&str], op: &str, file: &Path) -> Value {
-    let output = Command::new(argv[0])
-        .args(&argv[1..])
+fn header() -> &'static str {
+    r#"{"type":"session","version":3,"id":"0000000000000001","timestamp":"2025-06-01T12:00:00.000Z","cwd":"/proj"}"#
+}
+
+fn message(id: &str, parent: &Value, assistant: bool, text: &str) -> Value {
+    if assistant {
+        json!({"type":"message","id":id,"parentId":parent,"timestamp":"2025-06-01T12:00:00.000Z","message":{"role":"assistant","content":[{"type":"text","text":text}],"provider":"anthropic","model":"m","usage":{"input":1,"output":1,"cacheRead":0,"cacheWrite":0,"totalTokens":2,"cost":{"input":0,"output":0,"cacheRead":0,"cacheWrite":0,"total":0}},"stopReason":"stop","timestamp":1}})
+    } else {
+        json!({"type":"message","id":id,"parentId":parent,"timestamp":"2025-06-01T12:00:00.000Z","message":{"role":"user","content":text,"timestamp":1}})
+    }
+}
+
+/// Runs one measurement in its own process; `{medianMs, runs, peakRssBytes}` or `{error}`.
+fn measure(implementation: &str, op: &str, file: &Path) -> Value {
+    let here = Path::new(env!("CARGO_MANIFEST_DIR"));
+    let runs = if op.starts_with("append") {
+        APPEND_RUNS
+    } else {
+        RUNS
+    };
+    let script = match implementation {
+        "reference" => return measure_reference(op, file, runs),
+        "pi-mono" => vec![
+            "node".into(),
+            here.join("adapters/pi-mono/bench.mjs").into_os_string(),
+        ],
+        _ => vec![
+            here.join("adapters/omp/node_modules/@oven/bun-linux-x64/bin/bun")
+                .into_os_string(),
+            here.join("adapters/omp/bench.ts").into_os_string(),
+        ],
+    };
+    // coreutils `timeout` stops an implementation that hangs.
+    let mut command = Command::new("timeout");
+    command
+        .arg(TIMEOUT_SECS.to_string())
+        .args(script)
         .arg(op)
         .arg(file)
-        .arg(RUNS.to_string())
-        .output();
-    match output {
-        Ok(o) => serde_json::from_slice(String::from_utf8_lossy(&o.stdout).lines().last().unwrap_or_default().as_bytes()).unwrap_or_else(|_| json!({"error": String::from_utf8_lossy(&o.stderr).chars().take(200).collect::<String>()})),
-        Err(e) => json!({"error": e.to_string()}),
-    }
+        .arg(runs.to_string());
+    run(command)
 }
 
-/// Runs one measurement in this process and reports `{medianMs, peakRssBytes}`.
+/// Each run of the reference in a fresh process, as a user's first load is: no run
+/// reuses memory that an earlier one faulted in. The median time and the highest peak.
+fn measure_reference(op: &str, file: &Path, runs: usize) -> Value {
+    let mut times = Vec::new();
+    let mut peak = 0;
+    for _ in 0..runs {
+        let mut command = Command::new(std::env::current_exe().expect("bench binary"));
+        command.args(["--child", op]).arg(file);
+        let result = run(command);
+        let Some(ms) = result["ms"].as_f64() else {
+            return result;
+        };
+        times.push(ms);
+        peak = peak.max(result["peakRssBytes"].as_u64().unwrap_or(0));
+    }
+    times.sort_by(f64::total_cmp);
+    json!({"impl": "reference", "op": op, "runs": times, "medianMs": times[times.len() / 2], "peakRssBytes": peak})
+}
+
+/// Runs a measuring process and reads the JSON object on its last line of output.
+fn run(mut command: Command) -> Value {
+    let output = match command.stdin(Stdio::null()).output() {
+        Ok(output) => output,
+        Err(e) => return json!({"error": e.to_string()}),
+    };
+    let stdout = String::from_utf8_lossy(&output.stdout);
+    let last = stdout.lines().last().unwrap_or_default();
+    serde_json::from_str::<Value>(last)
+        .ok()
+        .filter(Value::is_object)
+        .unwrap_or_else(|| {
+            let stderr = String::from_utf8_lossy(&output.stderr);
+            let why = match output.status.code() {
+                Some(124) => format!("timed out after {TIMEOUT_SECS} s"),
+                _ => stderr
+                    .lines()
+                    .rev()
+                    .find(|l| !l.trim().is_empty())
+                    .unwrap_or("crashed")
+                    .chars()
+                    .take(80)
+                    .collect(),
+            };
+            json!({ "error": why })
+        })
+}
+
+/// Runs one measurement in this process and reports `{ms, peakRssBytes}`.
 fn child(op: &str, file: &Path) -> Value {
     let dir = tempfile::tempdir().expect("temp dir");
-    let mut runs = Vec::new();
-    for _ in 0..if op == "append" { 1 } else { RUNS } {
-        let copy = dir.path().join("s.jsonl");
-        std::fs::copy(file, &copy).expect("copy");
-        let options = || Options::new(Profile::Omp, "/proj", dir.path().join("sessions"));
-        let start;
-        match op {
-            "floor" => {
-                let text = std::fs::read_to_string(&copy).expect("read");
-                start = Instant::now();
-                let parsed = text
-                    .lines()
-                    .filter_map(|l| serde_json::from_str::<Value>(l).ok())
-                    .count();
-                assert!(parsed > 0);
-            }
-            "load" => {
-                start = Instant::now();
-                let sm = SessionManager::open(&copy, options()).expect("open");
-                assert!(!sm.entries().is_empty());
-            }
-            "context" | "tree" => {
-                let sm = SessionManager::open(&copy, options()).expect("open");
-                start = Instant::now();
-                if op == "context" {
-                    let leaf = sm.leaf_id().map_or(LeafChoice::Null, LeafChoice::Id);
-                    let _ = session_reference::context::build_context(
-                        sm.tree_index(),
-                        leaf,
-                        Profile::Omp,
-                    );
-                } else {
-                    let _ = sm.get_tree();
-                }
-            }
-            _ => {
-                let mut sm = SessionManager::open(&copy, options()).expect("open");
-                start = Instant::now();
-                for _ in 0..10_000 {
-                    let _ =
-                        sm.append_message(json!({"role":"user","content":"more","timestamp":1}));
-                }
-                let _ = sm.flush();
+    let copy = dir.path().join("s.jsonl");
+    std::fs::copy(file, &copy).expect("copy");
+    // The copy's pages are written out now, not by the first fsync of a timed append.
+    std::fs::File::open(&copy)
+        .and_then(|f| f.sync_all())
+        .expect("sync");
+    let mut options = Options::new(Profile::Omp, "/proj", dir.path().join("sessions"));
+    options.fsync_appends = op == "append-fsync";
+    let start;
+    match op {
+        "floor" => {
+            let text = std::fs::read_to_string(&copy).expect("read");
+            start = Instant::now();
+            let parsed = text
+                .lines()
+                .filter_map(|l| serde_json::from_str::<Value>(l).ok())
+                .count();
+            assert!(parsed > 0);
+        }
+        "load" => {
+            start = Instant::now();
+            let sm = SessionManager::open(&copy, options).expect("open");
+            assert!(!sm.entries().is_empty());
+        }
+        "context" | "tree" => {
+            let sm = SessionManager::open(&copy, options).expect("open");
+            start = Instant::now();
+            if op == "context" {
+                let leaf = sm.leaf_id().map_or(LeafChoice::Null, LeafChoice::Id);
+                let context =
+                    session_reference::context::build_context(sm.tree_index(), leaf, Profile::Omp);
+                assert!(!context.messages().is_empty());
+            } else {
+                assert!(!sm.get_tree().is_empty());
             }
         }
-        runs.push(start.elapsed().as_secs_f64() * 1000.0);
+        _ => {
+            let mut sm = SessionManager::open(&copy, options).expect("open");
+            start = Instant::now();
+            for _ in 0..APPENDS {
+                sm.append_message(
+                    json!({"role":"user","content":"benchmark append","timestamp":1}),
+                )
+                .expect("append");
+            }
+            sm.flush().expect("flush");
+        }
     }
-    runs.sort_by(f64::total_cmp);
-    json!({"impl": "reference", "op": op, "runs": runs, "medianMs": runs[runs.len() / 2], "peakRssBytes": peak_rss()})
+    let ms = start.elapsed().as_secs_f64() * 1000.0;
+    json!({"impl": "reference", "op": op, "ms": ms, "peakRssBytes": peak_rss()})
 }
 
 fn peak_rss() -> u64 {
@@ -196,52 +297,160 @@ fn peak_rss() -> u64 {
         .map_or(0, |kb| kb * 1024)
 }
 
-fn print_table(rows: &[(String, String, Value)], sizes: &[usize]) {
-    println!(
-        "{:<8} {:<20} {:>12} {:>12} {:>10}",
-        "size", "op/impl", "median ms", "peak MB", "vs ref"
-    );
-    for (size, what, value) in rows {
-        let op = what.split('/').next().unwrap_or_default();
-        let reference = rows
-            .iter()
-            .find(|(s, w, _)| s == size && *w == format!("{op}/reference"))
-            .and_then(|(_, _, v)| v["medianMs"].as_f64());
-        let ms = value["medianMs"].as_f64();
-        #[allow(clippy::cast_precision_loss)] // bytes to MB for display
-        let mb = value["peakRssBytes"]
-            .as_u64()
-            .map(|b| b as f64 / 1_048_576.0);
-        let ratio = match (ms, reference) {
-            (Some(m), Some(r)) if r > 0.0 => format!("{:.1}×", m / r),
-            _ => "-".into(),
-        };
-        let ms = ms.map_or_else(
-            || {
-                value["error"].as_str().map_or("-".into(), |e| {
-                    format!("error: {}", e.chars().take(40).collect::<String>())
+fn median_ms(rows: &[Row], session: &str, op: &str, implementation: &str) -> Option<f64> {
+    find(rows, session, op, implementation).and_then(|r| r.result["medianMs"].as_f64())
+}
+
+fn find<'a>(rows: &'a [Row], session: &str, op: &str, implementation: &str) -> Option<&'a Row> {
+    rows.iter()
+        .find(|r| r.session == session && r.op == op && r.implementation == implementation)
+}
+
+#[allow(clippy::cast_precision_loss)] // bytes to MB for display
+fn megabytes(bytes: u64) -> f64 {
+    bytes as f64 / 1_048_576.0
+}
+
+/// The results as Markdown: the table, the scaling and the figures against the targets.
+fn report(rows: &[Row], sizes: &[(String, u64)]) -> String {
+    let mut out = String::new();
+    let _ = writeln!(out, "| session | op | reference ms | pi-mono ms (× ref) | omp ms (× ref) | reference peak MB (× file) | pi-mono / omp peak MB |");
+    let _ = writeln!(out, "| --- | --- | ---: | ---: | ---: | ---: | ---: |");
+    for (session, file_bytes) in sizes {
+        for op in OPS {
+            let Some(reference) = find(rows, session, op, "reference") else {
+                continue;
+            };
+            let ms = reference.result["medianMs"].as_f64();
+            let cell = |implementation: &str| match find(rows, session, op, implementation) {
+                None => String::new(),
+                Some(row) => match (row.result["medianMs"].as_f64(), ms) {
+                    (Some(m), Some(r)) => format!("{m:.1} ({:.1}×)", m / r.max(1e-9)),
+                    _ => describe_failure(&row.result),
+                },
+            };
+            let peak = |row: Option<&Row>| {
+                row.and_then(|r| r.result["peakRssBytes"].as_u64())
+                    .map_or_else(|| "-".to_owned(), |b| format!("{:.0}", megabytes(b)))
+            };
+            let reference_peak = reference.result["peakRssBytes"].as_u64().map_or_else(
+                || "-".to_owned(),
+                |b| {
+                    format!(
+                        "{:.0} ({:.1}×)",
+                        megabytes(b),
+                        megabytes(b) / megabytes(*file_bytes).max(1e-9)
+                    )
+                },
+            );
+            let _ = writeln!(
+                out,
+                "| {session} | {op} | {} | {} | {} | {reference_peak} | {} / {} |",
+                ms.map_or_else(
+                    || describe_failure(&reference.result),
+                    |m| format!("{m:.1}")
+                ),
+                cell("pi-mono"),
+                cell("omp"),
+                peak(find(rows, session, op, "pi-mono")),
+                peak(find(rows, session, op, "omp")),
+            );
+        }
+    }
+    out.push('\n');
+    out.push_str(&scaling(rows, sizes));
+    out.push_str(&targets(rows, sizes));
+    out
+}
+
+fn describe_failure(result: &Value) -> String {
+    if result["unsupported"].as_bool() == Some(true) {
+        "unsupported".to_owned()
+    } else {
+        let error = result["error"].as_str().unwrap_or("-");
+        format!("error: {}", error.replace('|', "/"))
+    }
+}
+
+/// How each operation's time grows with the session: each size against the one before.
+fn scaling(rows: &[Row], sizes: &[(String, u64)]) -> String {
+    let mut out =
+        String::from("Growth with the session (time at this size ÷ time at the size before):\n\n");
+    let steps: Vec<_> = sizes
+        .windows(2)
+        .filter(|w| w[1].0.ends_with("MB") && w[0].0.ends_with("MB"))
+        .collect();
+    for implementation in IMPLS {
+        for op in &OPS[1..] {
+            let growth: Vec<String> = steps
+                .iter()
+                .filter_map(|w| {
+                    let before = median_ms(rows, &w[0].0, op, implementation)?;
+                    let after = median_ms(rows, &w[1].0, op, implementation)?;
+                    #[allow(clippy::cast_precision_loss)] // sizes, for a ratio
+                    let size = w[1].1 as f64 / w[0].1.max(1) as f64;
+                    Some(format!(
+                        "{} → {} ({size:.0}× size): {:.1}×",
+                        w[0].0,
+                        w[1].0,
+                        after / before.max(1e-9)
+                    ))
                 })
-            },
-            |m| format!("{m:.1}"),
-        );
-        println!(
-            "{size:<8} {what:<20} {ms:>12} {:>12} {ratio:>10}",
-            mb.map_or("-".into(), |m| format!("{m:.0}"))
-        );
+                .collect();
+            if !growth.is_empty() {
+                let _ = writeln!(out, "- {implementation} {op}: {}", growth.join("; "));
+            }
+        }
     }
-    for op in ["load", "context", "tree"] {
-        let times: Vec<f64> = sizes
+    out.push('\n');
+    out
+}
+
+/// The issue's targets, for each session the reference and a real implementation both ran.
+fn targets(rows: &[Row], sizes: &[(String, u64)]) -> String {
+    let mut out = String::from("Against the targets:\n\n");
+    for (session, file_bytes) in sizes {
+        let sum = |implementation: &str| {
+            Some(
+                median_ms(rows, session, "load", implementation)?
+                    + median_ms(rows, session, "context", implementation)?,
+            )
+        };
+        let Some(reference) = sum("reference") else {
+            continue;
+        };
+        let best = ["pi-mono", "omp"]
             .iter()
-            .filter_map(|mb| {
-                rows.iter()
-                    .find(|(s, w, _)| *s == format!("{mb} MB") && *w == format!("{op}/reference"))
-                    .and_then(|(_, _, v)| v["medianMs"].as_f64())
-            })
-            .collect();
-        let growth: Vec<String> = times
-            .windows(2)
-            .map(|w| format!("{:.1}×", w[1] / w[0].max(1e-9)))
-            .collect();
-        println!("scaling {op}/reference ×10 size: {}", growth.join(", "));
+            .filter_map(|i| sum(i).map(|ms| (ms, *i)))
+            .min_by(|a, b| a.0.total_cmp(&b.0));
+        if let Some((ms, implementation)) = best {
+            let _ = writeln!(
+                out,
+                "- {session}: load + context {reference:.1} ms against {ms:.1} ms ({implementation}): {:.1}× faster (target 5×)",
+                ms / reference.max(1e-9)
+            );
+        }
+        if let (Some(load), Some(floor)) = (
+            median_ms(rows, session, "load", "reference"),
+            median_ms(rows, session, "floor", "reference"),
+        ) {
+            let _ = writeln!(
+                out,
+                "- {session}: load {load:.1} ms is {:.2}× the floor {floor:.1} ms (target ≤ 1.5×)",
+                load / floor.max(1e-9)
+            );
+        }
+        if let Some(peak) =
+            find(rows, session, "load", "reference").and_then(|r| r.result["peakRssBytes"].as_u64())
+        {
+            let _ = writeln!(
+                out,
+                "- {session}: load peak {:.0} MB is {:.2}× the file's {:.0} MB (target ≤ 2.5×)",
+                megabytes(peak),
+                megabytes(peak) / megabytes(*file_bytes).max(1e-9),
+                megabytes(*file_bytes)
+            );
+        }
     }
+    out
 }

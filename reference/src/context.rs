@@ -15,7 +15,7 @@ use serde::Serialize;
 use serde_json::value::RawValue;
 
 use crate::ids::parse_iso_ms;
-use crate::model::{EntryKind, Profile};
+use crate::model::{Entry, EntryKind, Profile};
 use crate::raw::{as_string, is_truthy, raw, to_raw, RawObject};
 use crate::tree::Tree;
 
@@ -83,6 +83,9 @@ impl Context {
 }
 
 /// Builds the context for `leaf` over `tree`'s entries.
+///
+/// Only the entries that give the context something are read again: the messages
+/// it keeps, the latest settings, the compaction. The others are passed over by kind.
 pub fn build_context(tree: &Tree, leaf: LeafChoice<'_>, profile: Profile) -> Context {
     let entries = tree.entries();
     let start = match leaf {
@@ -90,54 +93,57 @@ pub fn build_context(tree: &Tree, leaf: LeafChoice<'_>, profile: Profile) -> Con
         LeafChoice::Id(id) => tree.index_of(id).or(entries.len().checked_sub(1)),
         LeafChoice::Last => entries.len().checked_sub(1),
     };
-    let path = start.map(|s| tree.path_from_index(s)).unwrap_or_default();
-    let objects: Vec<RawObject<'_>> = path.iter().map(|&i| entries[i].object()).collect();
-    let messages = messages(&path, &objects, tree, profile);
+    let path: Vec<&Entry> = start
+        .map(|s| tree.path_from_index(s))
+        .unwrap_or_default()
+        .into_iter()
+        .map(|i| &entries[i])
+        .collect();
+    let messages = messages(&path, profile);
     match profile {
-        Profile::Pi => Context::Pi(pi_settings(&objects, tree, &path, messages)),
-        Profile::Omp => Context::Omp(omp_settings(&objects, tree, &path, messages)),
+        Profile::Pi => Context::Pi(pi_settings(&path, messages)),
+        Profile::Omp => Context::Omp(omp_settings(&path, messages)),
     }
 }
 
-fn messages(
-    path: &[usize],
-    objects: &[RawObject<'_>],
-    tree: &Tree,
-    profile: Profile,
-) -> Vec<Box<RawValue>> {
-    let entries = tree.entries();
+fn messages(path: &[&Entry], profile: Profile) -> Vec<Box<RawValue>> {
+    let convert = |entry: &&Entry| convert(entry, profile);
     let compaction = path
         .iter()
-        .rposition(|&i| matches!(entries[i].kind, EntryKind::Compaction { .. }));
-    let mut out = Vec::new();
+        .rposition(|e| matches!(e.kind, EntryKind::Compaction { .. }));
     let Some(c) = compaction else {
-        out.extend(objects.iter().filter_map(|o| convert(o, profile)));
-        return out;
+        return path.iter().filter_map(convert).collect();
     };
-    out.push(compaction_summary(&objects[c], profile));
+    let mut out = vec![compaction_summary(&path[c].object(), profile)];
     if let EntryKind::Compaction {
         first_kept_entry_id: Some(kept),
-    } = &entries[path[c]].kind
+    } = &path[c].kind
     {
         if let Some(first) = path[..c]
             .iter()
-            .position(|&i| entries[i].id.as_deref() == Some(kept.as_str()))
+            .position(|e| e.id.as_deref() == Some(kept.as_str()))
         {
-            out.extend(objects[first..c].iter().filter_map(|o| convert(o, profile)));
+            out.extend(path[first..c].iter().filter_map(convert));
         }
     }
-    out.extend(objects[c + 1..].iter().filter_map(|o| convert(o, profile)));
+    out.extend(path[c + 1..].iter().filter_map(convert));
     out
 }
 
 /// One path entry as a context message, if it makes one.
-fn convert(obj: &RawObject<'_>, profile: Profile) -> Option<Box<RawValue>> {
-    match obj.str("type").as_deref()? {
-        "message" => obj
+fn convert(entry: &Entry, profile: Profile) -> Option<Box<RawValue>> {
+    let obj = match entry.kind {
+        EntryKind::Message { .. } | EntryKind::CustomMessage | EntryKind::BranchSummary => {
+            entry.object()
+        }
+        _ => return None,
+    };
+    match entry.kind {
+        EntryKind::Message { .. } => obj
             .get("message")
             .filter(|m| m.get() != "null")
             .map(ToOwned::to_owned),
-        "custom_message" => {
+        EntryKind::CustomMessage => {
             let mut fields = vec![
                 ("role", Some(to_raw("custom"))),
                 ("customType", obj.get("customType").map(ToOwned::to_owned)),
@@ -148,14 +154,14 @@ fn convert(obj: &RawObject<'_>, profile: Profile) -> Option<Box<RawValue>> {
             if profile == Profile::Omp {
                 fields.push(("attribution", obj.get("attribution").map(ToOwned::to_owned)));
             }
-            fields.push(("timestamp", Some(js_time(obj))));
+            fields.push(("timestamp", Some(js_time(&obj))));
             Some(object(&fields))
         }
-        "branch_summary" if is_truthy(obj.get("summary")) => Some(object(&[
+        _ if is_truthy(obj.get("summary")) => Some(object(&[
             ("role", Some(to_raw("branchSummary"))),
             ("summary", obj.get("summary").map(ToOwned::to_owned)),
             ("fromId", obj.get("fromId").map(ToOwned::to_owned)),
-            ("timestamp", Some(js_time(obj))),
+            ("timestamp", Some(js_time(&obj))),
         ])),
         _ => None,
     }
@@ -180,37 +186,35 @@ fn compaction_summary(obj: &RawObject<'_>, profile: Profile) -> Box<RawValue> {
     object(&fields)
 }
 
-fn pi_settings(
-    objects: &[RawObject<'_>],
-    tree: &Tree,
-    path: &[usize],
-    messages: Vec<Box<RawValue>>,
-) -> PiContext {
+fn pi_settings(path: &[&Entry], messages: Vec<Box<RawValue>>) -> PiContext {
     let mut thinking_level = Some(to_raw("off"));
-    let mut model = None;
-    for (obj, &i) in objects.iter().zip(path) {
-        match &tree.entries()[i].kind {
+    // The model comes from the last model change or assistant message.
+    let mut model_source = None;
+    for entry in path {
+        match &entry.kind {
             EntryKind::ThinkingLevelChange => {
-                thinking_level = obj.get("thinkingLevel").map(ToOwned::to_owned);
+                thinking_level = entry.object().get("thinkingLevel").map(ToOwned::to_owned);
             }
-            EntryKind::ModelChange => {
-                model = Some(object(&[
-                    ("provider", obj.get("provider").map(ToOwned::to_owned)),
-                    ("modelId", obj.get("modelId").map(ToOwned::to_owned)),
-                ]));
-            }
-            EntryKind::Message {
-                role: Some(role), ..
-            } if role == "assistant" => {
-                let message = message_of(obj);
-                model = Some(object(&[
-                    ("provider", message.get("provider").map(ToOwned::to_owned)),
-                    ("modelId", message.get("model").map(ToOwned::to_owned)),
-                ]));
-            }
+            EntryKind::ModelChange => model_source = Some(entry),
+            _ if entry.is_assistant() => model_source = Some(entry),
             _ => {}
         }
     }
+    let model = model_source.map(|entry| {
+        let obj = entry.object();
+        if entry.kind == EntryKind::ModelChange {
+            object(&[
+                ("provider", obj.get("provider").map(ToOwned::to_owned)),
+                ("modelId", obj.get("modelId").map(ToOwned::to_owned)),
+            ])
+        } else {
+            let message = message_of(&obj);
+            object(&[
+                ("provider", message.get("provider").map(ToOwned::to_owned)),
+                ("modelId", message.get("model").map(ToOwned::to_owned)),
+            ])
+        }
+    });
     PiContext {
         messages,
         thinking_level,
@@ -218,28 +222,25 @@ fn pi_settings(
     }
 }
 
-fn omp_settings(
-    objects: &[RawObject<'_>],
-    tree: &Tree,
-    path: &[usize],
-    messages: Vec<Box<RawValue>>,
-) -> OmpContext {
+fn omp_settings(path: &[&Entry], messages: Vec<Box<RawValue>>) -> OmpContext {
     let mut thinking_level = to_raw("off");
     let mut models = BTreeMap::new();
-    let mut assistant_model = None;
+    let mut last_assistant = None;
     let mut rules = Vec::new();
     let mut seen_rules = HashSet::new();
     let mut mode = to_raw("none");
     let mut mode_data = None;
-    for (obj, &i) in objects.iter().zip(path) {
-        match &tree.entries()[i].kind {
+    for entry in path {
+        match &entry.kind {
             EntryKind::ThinkingLevelChange => {
-                thinking_level = obj
+                thinking_level = entry
+                    .object()
                     .get("thinkingLevel")
                     .filter(|v| v.get() != "null")
                     .map_or_else(|| to_raw("off"), ToOwned::to_owned);
             }
             EntryKind::ModelChange => {
+                let obj = entry.object();
                 if let Some(model) = obj.get("model").filter(|v| is_truthy(Some(v))) {
                     let role = obj.str("role").unwrap_or_else(|| "default".to_owned());
                     models.insert(
@@ -248,18 +249,10 @@ fn omp_settings(
                     );
                 }
             }
-            EntryKind::Message {
-                role: Some(role), ..
-            } if role == "assistant" => {
-                let message = message_of(obj);
-                assistant_model = Some(format!(
-                    "{}/{}",
-                    js_string(message.get("provider")),
-                    js_string(message.get("model"))
-                ));
-            }
+            _ if entry.is_assistant() => last_assistant = Some(entry),
             EntryKind::TtsrInjection => {
-                let injected: Vec<serde_json::Value> = obj
+                let injected: Vec<serde_json::Value> = entry
+                    .object()
                     .get("injectedRules")
                     .and_then(|v| serde_json::from_str(v.get()).ok())
                     .unwrap_or_default();
@@ -273,6 +266,7 @@ fn omp_settings(
                 }
             }
             EntryKind::ModeChange => {
+                let obj = entry.object();
                 mode = obj
                     .get("mode")
                     .map_or_else(|| raw("null".to_owned()), ToOwned::to_owned);
@@ -281,7 +275,14 @@ fn omp_settings(
             _ => {}
         }
     }
-    if let Some(model) = assistant_model {
+    if let Some(entry) = last_assistant {
+        let obj = entry.object();
+        let message = message_of(&obj);
+        let model = format!(
+            "{}/{}",
+            js_string(message.get("provider")),
+            js_string(message.get("model"))
+        );
         models.entry("default".to_owned()).or_insert(model);
     }
     OmpContext {

@@ -47,8 +47,8 @@ pub fn migrate(
         {
             let mut obj = entry.object();
             obj.set("version", to_raw(&CURRENT_VERSION));
-            let (raw, ordinal, line) = (obj.to_raw(), entry.ordinal, entry.line);
-            *entry = rebuild(raw, ordinal);
+            let (ordinal, line) = (entry.ordinal, entry.line);
+            *entry = Entry::from_text(obj.to_json(), ordinal);
             entry.line = line;
         }
     }
@@ -96,8 +96,7 @@ pub fn v1_to_v2(entries: &mut [Entry], ids: &mut dyn IdSource) {
             }
         }
         let (ordinal, line) = (entry.ordinal, entry.line);
-        let raw = obj.to_raw();
-        entries[i] = rebuild(raw, ordinal);
+        entries[i] = Entry::from_text(obj.to_json(), ordinal);
         entries[i].line = line;
         parent.clone_from(&new_ids[i]);
     }
@@ -117,8 +116,7 @@ pub fn v2_to_v3(entries: &mut [Entry]) {
         let message = message.to_raw();
         obj.set("message", message);
         let (ordinal, line) = (entry.ordinal, entry.line);
-        let raw = obj.to_raw();
-        *entry = rebuild(raw, ordinal);
+        *entry = Entry::from_text(obj.to_json(), ordinal);
         entry.line = line;
     }
 }
@@ -139,13 +137,6 @@ fn whole_index(index: f64) -> Option<usize> {
     } else {
         None
     }
-}
-
-fn rebuild(raw: Box<serde_json::value::RawValue>, ordinal: usize) -> Entry {
-    let obj = RawObject::parse(raw.get()).unwrap_or_default();
-    let mut entry = Entry::from_object(&obj, raw.clone(), ordinal);
-    entry.raw = raw;
-    entry
 }
 
 #[cfg(test)]

@@ -15,11 +15,13 @@
 //! leaf on them (the corpus records that divergence).
 
 use std::fmt;
+use std::ops::Range;
+use std::sync::Arc;
 
 use serde_json::value::RawValue;
 
 use crate::model::{Entry, EntryKind, Profile, SessionHeader};
-use crate::raw::RawObject;
+use crate::raw::{JsonText, RawObject};
 
 /// The result of reading a session file's text.
 #[derive(Debug, Clone)]
@@ -32,6 +34,19 @@ pub struct Parsed {
     pub diagnostics: Vec<Diagnostic>,
     /// Whether the text is empty or ends with `\n` (an append may start right after it).
     pub ends_with_newline: bool,
+    /// The text the entries are slices of: the bytes, read as UTF-8 (invalid bytes as U+FFFD).
+    pub text: Arc<String>,
+    /// The bytes, when they are not valid UTF-8 (and so differ from [`Parsed::text`]).
+    pub invalid_utf8: Option<Vec<u8>>,
+}
+
+impl Parsed {
+    /// The bytes that were parsed.
+    pub fn bytes(&self) -> &[u8] {
+        self.invalid_utf8
+            .as_deref()
+            .unwrap_or_else(|| self.text.as_bytes())
+    }
 }
 
 /// A line the loader skipped or repaired.
@@ -137,144 +152,310 @@ impl std::error::Error for HeaderError {}
 
 /// Parses a session file's bytes as `profile`'s loader does.
 pub fn parse(bytes: &[u8], profile: Profile) -> Parsed {
-    let mut diagnostics = Vec::new();
-    let text = String::from_utf8_lossy(bytes);
-    let mut text: &str = &text;
+    parse_owned(bytes.to_vec(), profile)
+}
+
+/// [`parse`], keeping `bytes` as the text the entries are slices of (no copy when they are UTF-8).
+pub fn parse_owned(bytes: Vec<u8>, profile: Profile) -> Parsed {
+    let threads = std::thread::available_parallelism().map_or(1, std::num::NonZeroUsize::get);
+    parse_in_threads(bytes, profile, threads)
+}
+
+/// [`parse_owned`] on at most `threads` threads (the result does not depend on how many).
+fn parse_in_threads(bytes: Vec<u8>, profile: Profile, threads: usize) -> Parsed {
+    let (text, invalid_utf8) = match String::from_utf8(bytes) {
+        Ok(text) => (text, None),
+        Err(e) => {
+            let bytes = e.into_bytes();
+            (String::from_utf8_lossy(&bytes).into_owned(), Some(bytes))
+        }
+    };
+    let text = Arc::new(text);
     let ends_with_newline = text.is_empty() || text.ends_with('\n');
-    if let Some(rest) = text.strip_prefix('\u{feff}') {
+    let mut diagnostics = Vec::new();
+    let mut body = 0..text.len();
+    if text.starts_with('\u{feff}') {
         diagnostics.push(Diagnostic {
             line: 1,
             kind: DiagnosticKind::ByteOrderMark,
         });
-        text = rest;
+        body.start = '\u{feff}'.len_utf8();
     }
+    let runs = read_lines(&text, body, profile, invalid_utf8.is_some(), threads);
+    let line_count = runs.iter().map(Vec::len).sum();
+    let mut assembly = Assembly {
+        line_count,
+        ends_with_newline,
+        diagnostics,
+        entries: Vec::with_capacity(line_count),
+        ..Assembly::default()
+    };
+    // Run by run, so that each run's lines are freed once their entries have moved.
+    let lines = runs.into_iter().flatten();
+    for (index, line) in lines.enumerate() {
+        assembly.take(index + 1, line, &text);
+        if matches!(assembly.header, Some(Err(_))) {
+            break;
+        }
+    }
+    assembly.finish(text, invalid_utf8)
+}
 
-    let mut header: Option<Result<SessionHeader, HeaderError>> = None;
-    let mut entries = Vec::new();
-    let mut ordinal = 0usize;
-    let mut first_bad: Option<usize> = None;
-    let line_count = text.split('\n').count();
-    for (index, line) in text.split('\n').enumerate() {
-        let number = index + 1;
-        if line.contains('\u{fffd}') && std::str::from_utf8(bytes).is_err() {
-            diagnostics.push(Diagnostic {
-                line: number,
-                kind: DiagnosticKind::InvalidUtf8,
-            });
+/// Files at least this long are read by several threads, one run of lines each.
+const PARALLEL_MIN_BYTES: usize = 1 << 20;
+
+/// What one line holds, read without regard to the lines around it.
+struct Line {
+    /// The line holds U+FFFD and the file is not UTF-8 (the character replaced invalid bytes).
+    invalid_utf8: bool,
+    read: Read,
+}
+
+/// The outcome of reading one line.
+enum Read {
+    /// Empty or whitespace only.
+    Blank,
+    /// Not usable; the kind says why.
+    Bad(DiagnosticKind),
+    /// A JSON value: an entry when it is an object.
+    Value {
+        /// Where the value's text is in the file's text.
+        span: Range<usize>,
+        /// The value read as an entry, when it is an object.
+        entry: Option<Entry>,
+        /// Text followed the value on the line (omp keeps the value).
+        trailing: bool,
+        /// The text holds an invalid blob reference.
+        invalid_blob_ref: bool,
+    },
+}
+
+/// The lines of `text[body]`, in order, in runs read in parallel when the text is long.
+fn read_lines(
+    text: &Arc<String>,
+    body: Range<usize>,
+    profile: Profile,
+    lossy: bool,
+    threads: usize,
+) -> Vec<Vec<Line>> {
+    if threads < 2 || body.len() < PARALLEL_MIN_BYTES {
+        return vec![read_run(text, body, profile, lossy)];
+    }
+    let runs = split_runs(text, body, threads);
+    std::thread::scope(|scope| {
+        let workers: Vec<_> = runs
+            .into_iter()
+            .map(|run| scope.spawn(move || read_run(text, run, profile, lossy)))
+            .collect();
+        workers
+            .into_iter()
+            .map(|worker| {
+                worker
+                    .join()
+                    .unwrap_or_else(|e| std::panic::resume_unwind(e))
+            })
+            .collect()
+    })
+}
+
+/// Cuts `body` into about `count` runs of whole lines (cut at a `\n`, which belongs to neither run).
+fn split_runs(text: &str, body: Range<usize>, count: usize) -> Vec<Range<usize>> {
+    let mut runs = Vec::with_capacity(count);
+    let mut start = body.start;
+    for k in 1..count {
+        let target = (body.start + body.len() * k / count).max(start);
+        let Some(newline) = text.as_bytes()[target..body.end]
+            .iter()
+            .position(|&b| b == b'\n')
+        else {
+            break;
+        };
+        runs.push(start..target + newline);
+        start = target + newline + 1;
+    }
+    runs.push(start..body.end);
+    runs
+}
+
+/// Reads every line of `text[run]`.
+fn read_run(text: &Arc<String>, run: Range<usize>, profile: Profile, lossy: bool) -> Vec<Line> {
+    let mut lines = Vec::new();
+    let mut start = run.start;
+    for line in text[run].split('\n') {
+        lines.push(Line {
+            invalid_utf8: lossy && line.contains('\u{fffd}'),
+            read: read_line(text, start, line, profile),
+        });
+        start += line.len() + 1;
+    }
+    lines
+}
+
+/// Reads the line `line`, which starts at `start` in `text`.
+fn read_line(text: &Arc<String>, start: usize, line: &str, profile: Profile) -> Read {
+    if is_blank(line) {
+        return Read::Blank;
+    }
+    let lead = line.len() - line.trim_start_matches(is_json_whitespace).len();
+    let trimmed = line.trim_matches(is_json_whitespace);
+    let span = start + lead..start + lead + trimmed.len();
+    // The common case, in one pass: the line is exactly one object.
+    if let Some(entry) = Entry::read(text, span.clone(), 0) {
+        return Read::Value {
+            invalid_blob_ref: profile == Profile::Omp && has_invalid_blob_ref(trimmed),
+            span,
+            entry: Some(entry),
+            trailing: false,
+        };
+    }
+    let (value, trailing) = match read_value(line, profile) {
+        Ok(read) => read,
+        Err(kind) => return Read::Bad(kind),
+    };
+    let span = span.start..span.start + value.len();
+    let entry = if value.starts_with('{') {
+        RawObject::parse(value)
+            .map(|obj| Entry::from_object(&obj, JsonText::slice(text, span.clone()), 0))
+    } else {
+        None
+    };
+    Read::Value {
+        invalid_blob_ref: profile == Profile::Omp && has_invalid_blob_ref(value),
+        span,
+        entry,
+        trailing,
+    }
+}
+
+/// JSON's whitespace (what `serde_json` skips around a value).
+fn is_json_whitespace(c: char) -> bool {
+    matches!(c, ' ' | '\t' | '\n' | '\r')
+}
+
+/// The file-level pass over the lines, in order: the header, ordinals and diagnostics.
+#[derive(Default)]
+struct Assembly {
+    line_count: usize,
+    ends_with_newline: bool,
+    header: Option<Result<SessionHeader, HeaderError>>,
+    entries: Vec<Entry>,
+    diagnostics: Vec<Diagnostic>,
+    ordinal: usize,
+    first_bad: Option<usize>,
+}
+
+impl Assembly {
+    fn take(&mut self, number: usize, line: Line, text: &str) {
+        if line.invalid_utf8 {
+            self.report(number, DiagnosticKind::InvalidUtf8);
         }
-        if is_blank(line) {
-            if index + 1 < line_count {
-                diagnostics.push(Diagnostic {
-                    line: number,
-                    kind: DiagnosticKind::BlankLine,
-                });
-            }
-            continue;
-        }
-        let torn = index + 1 == line_count && !ends_with_newline;
-        let value = match read_value(line, profile) {
-            Ok((value, trailing)) => {
-                if trailing {
-                    diagnostics.push(Diagnostic {
-                        line: number,
-                        kind: DiagnosticKind::TrailingData,
-                    });
+        let (span, entry, invalid_blob_ref) = match line.read {
+            Read::Blank => {
+                if number < self.line_count {
+                    self.report(number, DiagnosticKind::BlankLine);
                 }
-                value
+                return;
             }
-            Err(kind) => {
+            Read::Bad(kind) => {
+                let torn = number == self.line_count && !self.ends_with_newline;
                 let kind = if torn && kind == DiagnosticKind::NotJson {
                     DiagnosticKind::TornLine
                 } else {
                     kind
                 };
-                diagnostics.push(Diagnostic { line: number, kind });
-                first_bad.get_or_insert(number);
-                continue;
+                self.report(number, kind);
+                self.first_bad.get_or_insert(number);
+                return;
+            }
+            Read::Value {
+                span,
+                entry,
+                trailing,
+                invalid_blob_ref,
+            } => {
+                if trailing {
+                    self.report(number, DiagnosticKind::TrailingData);
+                }
+                (span, entry, invalid_blob_ref)
             }
         };
-        let this_ordinal = ordinal;
-        ordinal += 1;
-        let object = if value.get().starts_with('{') {
-            RawObject::parse(value.get())
-        } else {
-            None
-        };
-        match (&header, object) {
-            (None, Some(obj)) => {
-                header = Some(
-                    SessionHeader::from_object(&obj, value.get()).ok_or(HeaderError {
-                        line: number,
-                        kind: HeaderErrorKind::NotAHeader,
-                    }),
-                );
-            }
-            (None, None) => {
-                header = Some(Err(HeaderError {
+        let ordinal = self.ordinal;
+        self.ordinal += 1;
+        match (&self.header, entry) {
+            (None, Some(_)) => {
+                let value = text.get(span).unwrap_or_default();
+                let header =
+                    RawObject::parse(value).and_then(|obj| SessionHeader::from_object(&obj, value));
+                self.header = Some(header.ok_or(HeaderError {
                     line: number,
                     kind: HeaderErrorKind::NotAHeader,
                 }));
             }
-            (Some(_), None) => diagnostics.push(Diagnostic {
-                line: number,
-                kind: DiagnosticKind::NotObject,
-            }),
-            (Some(_), Some(obj)) => {
-                let mut entry = Entry::from_object(&obj, value.clone(), this_ordinal);
+            (None, None) => {
+                self.header = Some(Err(HeaderError {
+                    line: number,
+                    kind: HeaderErrorKind::NotAHeader,
+                }));
+            }
+            (Some(_), None) => self.report(number, DiagnosticKind::NotObject),
+            (Some(_), Some(mut entry)) => {
+                entry.ordinal = ordinal;
                 entry.line = number;
-                if profile == Profile::Omp && has_invalid_blob_ref(value.get()) {
-                    diagnostics.push(Diagnostic {
-                        line: number,
-                        kind: DiagnosticKind::InvalidBlobRef,
-                    });
+                if invalid_blob_ref {
+                    self.report(number, DiagnosticKind::InvalidBlobRef);
                 }
                 if entry.kind == EntryKind::ExtraHeader {
-                    diagnostics.push(Diagnostic {
-                        line: number,
-                        kind: DiagnosticKind::ExtraHeader,
-                    });
+                    self.report(number, DiagnosticKind::ExtraHeader);
                 } else if entry.id.is_none() {
-                    diagnostics.push(Diagnostic {
-                        line: number,
-                        kind: DiagnosticKind::MissingId,
-                    });
+                    self.report(number, DiagnosticKind::MissingId);
                 }
-                entries.push(entry);
+                self.entries.push(entry);
             }
         }
-        if matches!(header, Some(Err(_))) {
-            break;
+    }
+
+    fn report(&mut self, line: usize, kind: DiagnosticKind) {
+        self.diagnostics.push(Diagnostic { line, kind });
+    }
+
+    fn finish(self, text: Arc<String>, invalid_utf8: Option<Vec<u8>>) -> Parsed {
+        let header = self.header.unwrap_or(Err(match self.first_bad {
+            Some(line) => HeaderError {
+                line,
+                kind: HeaderErrorKind::NotJson,
+            },
+            None => HeaderError {
+                line: 0,
+                kind: HeaderErrorKind::Empty,
+            },
+        }));
+        let entries = if header.is_ok() {
+            self.entries
+        } else {
+            Vec::new()
+        };
+        Parsed {
+            header,
+            entries,
+            diagnostics: self.diagnostics,
+            ends_with_newline: self.ends_with_newline,
+            text,
+            invalid_utf8,
         }
-    }
-    let header = header.unwrap_or(Err(match first_bad {
-        Some(line) => HeaderError {
-            line,
-            kind: HeaderErrorKind::NotJson,
-        },
-        None => HeaderError {
-            line: 0,
-            kind: HeaderErrorKind::Empty,
-        },
-    }));
-    if header.is_err() {
-        entries.clear();
-    }
-    Parsed {
-        header,
-        entries,
-        diagnostics,
-        ends_with_newline,
     }
 }
 
 /// Whether a line's text holds a string that starts like a blob reference but is not a valid one.
 fn has_invalid_blob_ref(text: &str) -> bool {
-    text.match_indices(crate::blobs::BLOB_PREFIX)
-        .any(|(at, _)| {
-            let rest = &text[at..];
-            let token = rest.split(['"', '\\']).next().unwrap_or_default();
-            crate::blobs::BlobRef::parse(token).is_err()
-        })
+    // `contains` is the quick test for the usual answer (no reference at all).
+    text.contains(crate::blobs::BLOB_PREFIX)
+        && text
+            .match_indices(crate::blobs::BLOB_PREFIX)
+            .any(|(at, _)| {
+                let rest = &text[at..];
+                let token = rest.split(['"', '\\']).next().unwrap_or_default();
+                crate::blobs::BlobRef::parse(token).is_err()
+            })
 }
 
 /// Whether a line is blank as JavaScript's `String.prototype.trim` sees it.
@@ -287,14 +468,14 @@ pub fn is_js_whitespace(c: char) -> bool {
     matches!(c, '\u{9}'..='\u{d}' | ' ' | '\u{a0}' | '\u{1680}' | '\u{2000}'..='\u{200a}' | '\u{2028}' | '\u{2029}' | '\u{202f}' | '\u{205f}' | '\u{3000}' | '\u{feff}')
 }
 
-/// Reads one JSON value from a line: `(value, had trailing data)`.
-fn read_value(line: &str, profile: Profile) -> Result<(Box<RawValue>, bool), DiagnosticKind> {
+/// Reads one JSON value from a line: `(value text, had trailing data)`.
+fn read_value(line: &str, profile: Profile) -> Result<(&str, bool), DiagnosticKind> {
     match serde_json::from_str::<&RawValue>(line) {
-        Ok(value) => Ok((value.to_owned(), false)),
+        Ok(value) => Ok((value.get(), false)),
         Err(_) if profile == Profile::Omp => {
             let mut stream = serde_json::Deserializer::from_str(line).into_iter::<&RawValue>();
             match stream.next() {
-                Some(Ok(value)) => Ok((value.to_owned(), true)),
+                Some(Ok(value)) => Ok((value.get(), true)),
                 _ => Err(DiagnosticKind::NotJson),
             }
         }
@@ -411,6 +592,38 @@ mod tests {
                 "{reference}"
             );
             assert_eq!(parsed.entries.len(), 1);
+        }
+    }
+
+    #[test]
+    fn reading_in_threads_changes_nothing() {
+        let mut text = format!("\u{feff}{H}\n");
+        for i in 0..12_000 {
+            let line = match i % 1000 {
+                7 => "not json".to_owned(),
+                8 => String::new(),
+                9 => "[1]".to_owned(),
+                10 => format!("{M}{M}"),
+                11 => "{\"type\":\"message\",\"id\":\"\\ud800\",\"message\":5}".to_owned(),
+                _ => M.replace("a1", &format!("{i:08x}")),
+            };
+            text.push_str(&line);
+            text.push('\n');
+        }
+        text.push_str("{\"torn");
+        let summary = |p: &Parsed| {
+            let entries: Vec<_> = p
+                .entries
+                .iter()
+                .map(|e| (e.raw.get().to_owned(), e.id.clone(), e.ordinal, e.line))
+                .collect();
+            (entries, p.diagnostics.clone())
+        };
+        for profile in Profile::ALL {
+            let one = parse_in_threads(text.clone().into_bytes(), profile, 1);
+            let many = parse_in_threads(text.clone().into_bytes(), profile, 3);
+            assert!(text.len() > PARALLEL_MIN_BYTES && one.entries.len() > 11_000);
+            assert_eq!(summary(&one), summary(&many));
         }
     }
 

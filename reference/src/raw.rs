@@ -8,6 +8,8 @@
 
 use std::borrow::Cow;
 use std::fmt;
+use std::ops::Range;
+use std::sync::Arc;
 
 use serde::de::{self, Deserializer, MapAccess, Visitor};
 use serde::Deserialize;
@@ -110,6 +112,45 @@ impl<'a> RawObject<'a> {
     }
 }
 
+/// JSON text known to be valid: a slice of a shared buffer (the session file an
+/// entry was read from, so loading keeps one copy of the file's text), or text of
+/// its own. Cloning is cheap.
+#[derive(Clone)]
+pub struct JsonText {
+    source: Arc<String>,
+    range: Range<usize>,
+}
+
+impl JsonText {
+    /// Text of its own; the caller passes valid JSON (written by `serde_json` or this crate).
+    pub fn new(text: String) -> JsonText {
+        let range = 0..text.len();
+        JsonText {
+            source: Arc::new(text),
+            range,
+        }
+    }
+
+    /// The part `range` of `source`; the caller passes the bounds of a JSON value it has read.
+    pub fn slice(source: &Arc<String>, range: Range<usize>) -> JsonText {
+        JsonText {
+            source: Arc::clone(source),
+            range,
+        }
+    }
+
+    /// The text.
+    pub fn get(&self) -> &str {
+        self.source.get(self.range.clone()).unwrap_or_default()
+    }
+}
+
+impl fmt::Debug for JsonText {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        fmt::Debug::fmt(self.get(), f)
+    }
+}
+
 /// Parses JSON text into a value the way JavaScript's `JSON.parse` accepts it:
 /// no nesting limit (the stack grows on the heap), and lone UTF-16 surrogate
 /// escapes, which Rust strings cannot hold, read as U+FFFD.
@@ -165,6 +206,15 @@ pub fn replace_lone_surrogates(text: &str) -> String {
     }
     out.push_str(&text[last..]);
     out
+}
+
+/// Reads a raw JSON value as a string, if it is one, borrowing it when it has no escapes.
+pub fn as_str(value: &RawValue) -> Option<Cow<'_, str>> {
+    let text = value.get();
+    match text.strip_prefix('"').and_then(|t| t.strip_suffix('"')) {
+        Some(inner) if !inner.contains('\\') => Some(Cow::Borrowed(inner)),
+        _ => as_string(value).map(Cow::Owned),
+    }
 }
 
 /// Reads a raw JSON value as a string, if it is one.

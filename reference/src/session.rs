@@ -22,7 +22,7 @@ use crate::ids::{
 };
 use crate::migrate::{migrate, Step};
 use crate::model::{Entry, Profile, SessionHeader, CURRENT_VERSION};
-use crate::parse::{parse, Diagnostic, DiagnosticKind, HeaderError};
+use crate::parse::{parse_owned, Diagnostic, DiagnosticKind, HeaderError};
 use crate::persist::{prepare, resolve_blobs, PendingBlob};
 use crate::raw::{to_raw, RawObject};
 use crate::storage::{FileStorage, Storage};
@@ -207,16 +207,17 @@ impl SessionManager {
             }
             return Ok(sm);
         };
-        let parsed = parse(&bytes, profile);
+        let has_content = bytes.iter().any(|b| !b.is_ascii_whitespace());
+        let mut parsed = parse_owned(bytes, profile);
         let mut report = LoadReport {
-            diagnostics: parsed.diagnostics,
+            diagnostics: std::mem::take(&mut parsed.diagnostics),
             ..LoadReport::default()
         };
-        let mut header = match parsed.header {
+        let mut header = match parsed.header.clone() {
             Ok(header) => header,
             Err(error) => {
                 let mut sm = SessionManager::new_session(options, Some(path.to_owned()));
-                if bytes.iter().any(|b| !b.is_ascii_whitespace()) {
+                if has_content {
                     let keep = sibling(path, "corrupt", sm.clock.now_ms());
                     sm.storage.rename(path, &keep).map_err(|e| sm.latch(&e))?;
                     report.preserved = Some(keep);
@@ -227,7 +228,7 @@ impl SessionManager {
                 return Ok(sm);
             }
         };
-        let mut entries = parsed.entries;
+        let mut entries = std::mem::take(&mut parsed.entries);
         let mut sm = SessionManager::new_session(options, Some(path.to_owned()));
         report.migrated = migrate(&mut header, &mut entries, sm.ids.as_mut());
         if let Some(cwd) = &header.cwd {
@@ -245,7 +246,7 @@ impl SessionManager {
             if report.diagnostics.iter().any(|d| loses_data(d.kind)) {
                 let keep = sibling(path, "pre-migration", sm.clock.now_ms());
                 sm.storage
-                    .write_atomic(&keep, &bytes)
+                    .write_atomic(&keep, parsed.bytes())
                     .map_err(|e| sm.latch(&e))?;
                 report.preserved = Some(keep);
             }
@@ -269,7 +270,7 @@ impl SessionManager {
             .ok()
             .flatten()
             .ok_or_else(|| SessionError::InvalidSource(source.to_owned()))?;
-        let parsed = parse(&bytes, options.profile);
+        let parsed = parse_owned(bytes, options.profile);
         let mut header = parsed
             .header
             .map_err(|_| SessionError::InvalidSource(source.to_owned()))?;
@@ -744,9 +745,8 @@ impl SessionManager {
             prepare(&mut value, &mut self.pending_blobs);
         }
         let text = serde_json::to_string(&value).unwrap_or_default();
-        let parsed = RawObject::parse(&text).unwrap_or_default();
         let ordinal = self.tree.entries().len() + 1;
-        Entry::from_object(&parsed, raw::raw(text.clone()), ordinal)
+        Entry::from_text(text, ordinal)
     }
 
     /// Writes what the persistence rules allow: nothing yet, everything, or the new lines.

@@ -19,6 +19,14 @@ use crate::model::{Entry, EntryKind};
 pub struct Tree {
     entries: Vec<Entry>,
     by_id: HashMap<String, usize>,
+    /// For each entry, the index its `parentId` names now (what `by_id` says), so
+    /// that walks look nothing up.
+    parents: Vec<Option<usize>>,
+    /// Parent ids that name no entry (yet): an entry that takes one changes the
+    /// parent of the entries that name it.
+    dangling: HashSet<String>,
+    /// Whether some id was indexed twice.
+    repeated_ids: bool,
     labels: HashMap<String, Label>,
     label_seq: u64,
     leaf: Option<String>,
@@ -67,12 +75,14 @@ impl Tree {
     /// Indexes loaded entries; the leaf is the last entry (in file order) that has an id.
     pub fn new(entries: Vec<Entry>) -> Tree {
         let mut tree = Tree {
-            entries: Vec::with_capacity(entries.len()),
+            by_id: HashMap::with_capacity(entries.len()),
+            entries,
             ..Tree::default()
         };
-        for entry in entries {
-            tree.push(entry);
+        for index in 0..tree.entries.len() {
+            tree.index(index);
         }
+        tree.resolve_parents();
         tree.leaf = tree
             .entries
             .iter()
@@ -84,6 +94,52 @@ impl Tree {
 
     /// Adds an entry at the end and makes it the leaf (when it has an id).
     pub fn push(&mut self, entry: Entry) {
+        // A repeated id, or one that entries already name, moves other entries' parents.
+        let moves_parents = indexed_id(&entry)
+            .is_some_and(|id| self.by_id.contains_key(id) || self.dangling.contains(id));
+        self.entries.push(entry);
+        let index = self.entries.len() - 1;
+        self.index(index);
+        if moves_parents {
+            self.resolve_parents();
+        } else {
+            let parent = self.resolve_parent(index);
+            self.parents.push(parent);
+            if let (None, Some(id)) = (parent, &self.entries[index].parent_id) {
+                self.dangling.insert(id.clone());
+            }
+        }
+        if let Some(id) = self.entries[index].id.as_ref() {
+            if self.entries[index].kind != EntryKind::ExtraHeader {
+                self.leaf = Some(id.clone());
+            }
+        }
+    }
+
+    /// Looks up every entry's parent again.
+    fn resolve_parents(&mut self) {
+        self.parents = (0..self.entries.len())
+            .map(|i| self.resolve_parent(i))
+            .collect();
+        self.dangling = self
+            .entries
+            .iter()
+            .zip(&self.parents)
+            .filter(|(_, parent)| parent.is_none())
+            .filter_map(|(entry, _)| entry.parent_id.clone())
+            .collect();
+    }
+
+    fn resolve_parent(&self, index: usize) -> Option<usize> {
+        self.entries[index]
+            .parent_id
+            .as_deref()
+            .and_then(|p| self.index_of(p))
+    }
+
+    /// Indexes the entry at `index`: its id and the label it sets.
+    fn index(&mut self, index: usize) {
+        let entry = &self.entries[index];
         if let EntryKind::Label {
             target_id: Some(target),
             label,
@@ -109,11 +165,10 @@ impl Tree {
                 }
             }
         }
-        if let (Some(id), false) = (&entry.id, entry.kind == EntryKind::ExtraHeader) {
-            self.by_id.insert(id.clone(), self.entries.len());
-            self.leaf = Some(id.clone());
+        if let Some(id) = indexed_id(entry) {
+            let earlier = self.by_id.insert(id.to_owned(), index);
+            self.repeated_ids |= earlier.is_some();
         }
-        self.entries.push(entry);
     }
 
     /// All entries in file and append order, duplicates included.
@@ -199,11 +254,7 @@ impl Tree {
         let mut seen = vec![false; self.entries.len()];
         seen[start] = true;
         let mut current = start;
-        while let Some(parent) = self.entries[current]
-            .parent_id
-            .as_deref()
-            .and_then(|p| self.index_of(p))
-        {
+        while let Some(parent) = self.parents[current] {
             if std::mem::replace(&mut seen[parent], true) {
                 break;
             }
@@ -228,19 +279,17 @@ impl Tree {
     /// The whole tree as a flat pre-order list of nodes; every id exactly once.
     pub fn tree(&self) -> Vec<TreeNode> {
         let nodes = self.unique_nodes();
-        let position: HashMap<&str, usize> = nodes
-            .iter()
-            .enumerate()
-            .map(|(n, &i)| (id_of(&self.entries[i]), n))
-            .collect();
+        // Node number of each entry that is a node.
+        let mut position = vec![None; self.entries.len()];
+        for (n, &i) in nodes.iter().enumerate() {
+            position[i] = Some(n);
+        }
         let parent: Vec<Option<usize>> = nodes
             .iter()
             .enumerate()
             .map(|(n, &i)| {
-                self.entries[i]
-                    .parent_id
-                    .as_deref()
-                    .and_then(|p| position.get(p).copied())
+                self.parents[i]
+                    .and_then(|p| position[p])
                     .filter(|&p| p != n)
             })
             .collect();
@@ -253,8 +302,8 @@ impl Tree {
                 None => roots.push(n),
             }
         }
-        for list in &mut children {
-            list.sort_by_key(|&n| sort_key(&self.entries[nodes[n]]));
+        for list in children.iter_mut().filter(|list| list.len() > 1) {
+            list.sort_by_cached_key(|&n| sort_key(&self.entries[nodes[n]]));
         }
         let mut out = Vec::with_capacity(nodes.len());
         let mut stack: Vec<usize> = roots.into_iter().rev().collect();
@@ -278,15 +327,28 @@ impl Tree {
 
     /// For each distinct id, the index of the entry that wins (the last), in first-appearance order.
     fn unique_nodes(&self) -> Vec<usize> {
-        let mut seen = HashSet::new();
+        if !self.repeated_ids {
+            return (0..self.entries.len())
+                .filter(|&i| indexed_id(&self.entries[i]).is_some())
+                .collect();
+        }
+        let mut listed = vec![false; self.entries.len()];
         self.entries
             .iter()
             .filter(|e| e.kind != EntryKind::ExtraHeader)
             .filter_map(|e| e.id.as_deref())
-            .filter(|id| seen.insert(*id))
-            .map(|id| self.by_id[id])
+            .filter_map(|id| self.index_of(id))
+            .filter(|&winner| !std::mem::replace(&mut listed[winner], true))
             .collect()
     }
+}
+
+/// The id under which an entry is found (a second header line is not).
+fn indexed_id(entry: &Entry) -> Option<&str> {
+    entry
+        .id
+        .as_deref()
+        .filter(|_| entry.kind != EntryKind::ExtraHeader)
 }
 
 fn id_of(entry: &Entry) -> &str {
@@ -358,16 +420,15 @@ fn cut_cycles(mut parent: Vec<Option<usize>>) -> Vec<Option<usize>> {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::raw::{raw, RawObject};
 
     fn entry(id: &str, parent: Option<&str>, ts: &str) -> Entry {
         let text = serde_json::json!({"type":"message","id":id,"parentId":parent,"timestamp":ts,"message":{"role":"user"}}).to_string();
-        Entry::from_object(&RawObject::parse(&text).unwrap(), raw(text.clone()), 0)
+        Entry::from_text(text, 0)
     }
 
     fn label(id: &str, target: &str, text: Option<&str>) -> Entry {
         let text = serde_json::json!({"type":"label","id":id,"parentId":null,"timestamp":"t","targetId":target,"label":text}).to_string();
-        Entry::from_object(&RawObject::parse(&text).unwrap(), raw(text.clone()), 0)
+        Entry::from_text(text, 0)
     }
 
     fn ids(nodes: &[TreeNode]) -> Vec<&str> {
@@ -444,6 +505,21 @@ mod tests {
         assert_eq!(tree.label("ghost"), Some("boo"));
         let order: Vec<_> = tree.labels_in_order().iter().map(|(t, _)| *t).collect();
         assert_eq!(order, ["a", "b", "ghost"]);
+    }
+
+    #[test]
+    fn parents_follow_entries_pushed_later() {
+        let ids = |tree: &Tree, from: &str| -> Vec<String> {
+            let path = tree.branch_path(Some(from));
+            path.iter().map(|e| e.id.clone().unwrap()).collect()
+        };
+        let mut tree = Tree::new(vec![entry("x", Some("p"), "t")]);
+        assert_eq!(ids(&tree, "x"), ["x"]);
+        tree.push(entry("p", None, "t"));
+        assert_eq!(ids(&tree, "x"), ["p", "x"]);
+        tree.push(entry("q", None, "t"));
+        tree.push(entry("p", Some("q"), "t"));
+        assert_eq!(ids(&tree, "x"), ["q", "p", "x"]);
     }
 
     #[test]

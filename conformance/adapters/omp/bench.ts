@@ -139,6 +139,15 @@ function countLines(p: string): number {
 	return n;
 }
 
+function syncFile(p: string) {
+	const fd = fs.openSync(p, "r+");
+	try {
+		fs.fsyncSync(fd);
+	} finally {
+		fs.closeSync(fd);
+	}
+}
+
 const hasAssistant = (entries: any[]) => entries.some(e => e.type === "message" && e.message?.role === "assistant");
 
 let sink: unknown; // keeps results alive so the timed calls cannot be optimised away
@@ -226,6 +235,7 @@ async function main(): Promise<Record<string, unknown>> {
 		const fsyncEach = op === "append-fsync";
 		for (let i = 0; i < runs; i++) {
 			const p = copyPath(i);
+			syncFile(p); // the copy's pages are written now, not by the first timed flush
 			const sm = await SessionManager.open(p, sessionDir);
 			if (!hasAssistant(sm.getEntries())) {
 				sm.appendMessage({

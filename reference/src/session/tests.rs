@@ -1,5 +1,6 @@
 use super::*;
 use crate::ids::{FixedClock, SequentialIds};
+use crate::parse::parse;
 use crate::storage::MemoryStorage;
 use serde_json::json;
 
