@@ -77,6 +77,9 @@ pub struct Case {
     pub group: String,
     /// Input files: name → bytes.
     pub inputs: BTreeMap<String, Vec<u8>>,
+    /// The known tokens of its inputs, arguments and mtimes (normalisation), collected on
+    /// first use and shared by every later run of the case.
+    pub known: std::sync::OnceLock<std::sync::Arc<std::collections::HashSet<String>>>,
 }
 
 /// A problem found while loading or linting the corpus.
@@ -120,6 +123,24 @@ impl Case {
         } else {
             self.dir.join("expected.json")
         }
+    }
+
+    /// The tokens a normaliser keeps as they are: those of the input files, the expanded
+    /// arguments and the `mtimes` (PROTOCOL.md "Normalisation", rule 1). Collected once.
+    pub fn known_tokens(&self) -> std::sync::Arc<std::collections::HashSet<String>> {
+        self.known
+            .get_or_init(|| {
+                let args = format!("{} {:?}", self.args(), self.file.mtimes);
+                let texts: Vec<std::borrow::Cow<str>> = self
+                    .inputs
+                    .values()
+                    .map(|b| String::from_utf8_lossy(b))
+                    .collect();
+                std::sync::Arc::new(crate::normalize::known_tokens(
+                    texts.iter().map(AsRef::as_ref).chain([args.as_str()]),
+                ))
+            })
+            .clone()
     }
 
     /// The arguments with templates expanded.
@@ -202,6 +223,7 @@ pub fn load_case(dir: &Path) -> Result<Case, CorpusError> {
         dir: dir.to_path_buf(),
         group,
         inputs,
+        known: std::sync::OnceLock::new(),
     })
 }
 
@@ -369,5 +391,30 @@ mod tests {
         ] {
             assert_eq!(is_kebab(name), ok, "{name}");
         }
+    }
+
+    #[test]
+    fn known_tokens_come_from_inputs_arguments_and_mtimes_once() {
+        let file: CaseFile = serde_json::from_value(json!({
+            "id": 1, "name": "x", "profiles": ["pi"], "seed": "s", "op": "load",
+            "args": {"leafId": {"$concat": ["ab", "cd1234"]}},
+            "mtimes": {"s.jsonl": "2026-03-01T12:00:00.000Z"}
+        }))
+        .expect("case file");
+        let case = Case {
+            file,
+            dir: PathBuf::from("x"),
+            group: "g".into(),
+            inputs: BTreeMap::from([("s.jsonl".into(), br#"{"id":"deadbeef"}"#.to_vec())]),
+            known: std::sync::OnceLock::new(),
+        };
+        let known = case.known_tokens();
+        for token in ["deadbeef", "abcd1234", "2026-03-01T12:00:00.000Z"] {
+            assert!(known.contains(token), "{token} in {known:?}");
+        }
+        assert!(
+            std::sync::Arc::ptr_eq(&known, &case.known_tokens()),
+            "collected once"
+        );
     }
 }

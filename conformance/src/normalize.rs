@@ -6,7 +6,7 @@
 use std::collections::{HashMap, HashSet};
 use std::fs;
 use std::path::Path;
-use std::sync::LazyLock;
+use std::sync::{Arc, LazyLock};
 
 use regex::Regex;
 use serde::ser::{Serialize, SerializeMap, Serializer};
@@ -187,37 +187,44 @@ static MASK: LazyLock<Regex> = LazyLock::new(|| {
 
 /// Renames created ids and times, replaces the case directory and summarises long strings.
 pub struct Normalizer {
-    known: HashSet<String>,
+    known: Arc<HashSet<String>>,
     dir: String,
     names: HashMap<String, String>,
     counters: HashMap<&'static str, usize>,
     patterns: &'static [(&'static str, Regex)],
 }
 
-impl Normalizer {
-    /// A normaliser for one case: `inputs` are the texts whose tokens are known (input files, request args).
-    ///
-    /// # Panics
-    /// Never: the patterns are fixed and valid.
-    pub fn new<'a>(dir: &str, inputs: impl IntoIterator<Item = &'a str>) -> Normalizer {
-        let patterns: &'static [(&'static str, Regex)] = &*PATTERNS;
-        let mut known = HashSet::new();
-        for text in inputs {
-            for (pattern, re) in patterns {
-                for token in re.find_iter(text).map(|m| m.as_str()) {
-                    // `text` looks up only the tokens it would rename.
-                    if classify(pattern, token).is_some() && !known.contains(token) {
-                        known.insert(token.to_owned());
-                    }
+/// The created-token-shaped strings of `inputs` (input files, request arguments): the
+/// *known strings* a [`Normalizer`] keeps as they are. Only tokens it would rename are kept.
+pub fn known_tokens<'a>(inputs: impl IntoIterator<Item = &'a str>) -> HashSet<String> {
+    let patterns: &'static [(&'static str, Regex)] = &*PATTERNS;
+    let mut known = HashSet::new();
+    for text in inputs {
+        for (pattern, re) in patterns {
+            for token in re.find_iter(text).map(|m| m.as_str()) {
+                if classify(pattern, token).is_some() && !known.contains(token) {
+                    known.insert(token.to_owned());
                 }
             }
         }
+    }
+    known
+}
+
+impl Normalizer {
+    /// A normaliser for one case: `inputs` are the texts whose tokens are known (input files, request args).
+    pub fn new<'a>(dir: &str, inputs: impl IntoIterator<Item = &'a str>) -> Normalizer {
+        Normalizer::with_known(dir, Arc::new(known_tokens(inputs)))
+    }
+
+    /// A normaliser whose known tokens were collected already ([`known_tokens`]).
+    pub fn with_known(dir: &str, known: Arc<HashSet<String>>) -> Normalizer {
         Normalizer {
             known,
             dir: dir.to_owned(),
             names: HashMap::new(),
             counters: HashMap::new(),
-            patterns,
+            patterns: &*PATTERNS,
         }
     }
 

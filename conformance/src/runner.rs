@@ -196,19 +196,7 @@ pub fn produce(
     if let Some(error) = &response.error {
         notes.push(format!("error {}: {}", error.kind, error.message));
     }
-    let args_text = format!("{args} {:?}", case.file.mtimes);
-    let input_texts: Vec<std::borrow::Cow<str>> = case
-        .inputs
-        .values()
-        .map(|b| String::from_utf8_lossy(b))
-        .collect();
-    let mut normalizer = Normalizer::new(
-        &dir_text,
-        input_texts
-            .iter()
-            .map(AsRef::as_ref)
-            .chain([args_text.as_str()]),
-    );
+    let mut normalizer = Normalizer::with_known(&dir_text, case.known_tokens());
     // The response first: its ids and paths are in an order every implementation shares.
     let response_value = normalizer.value(&response_value);
     let files = normalizer.files(&files);
