@@ -96,11 +96,7 @@ pub fn list_quick(place: &Place, all: bool, json: bool) -> String {
             ]
         })
         .collect();
-    table(
-        ["ID", "NAME", "MESSAGES", "MODIFIED"],
-        &rows,
-        sessions.len(),
-    )
+    table(&rows)
 }
 
 fn summary_json(s: &RecentSession) -> Value {
@@ -131,11 +127,7 @@ pub fn list_full(place: &Place, all: bool, json: bool) -> String {
             ]
         })
         .collect();
-    table(
-        ["ID", "NAME", "MESSAGES", "MODIFIED"],
-        &rows,
-        sessions.len(),
-    )
+    table(&rows)
 }
 
 /// A SessionInfo's name for the table: name, title, first message, on one line.
@@ -149,7 +141,9 @@ fn display_name(info: &SessionInfo) -> String {
     listing::truncate_name(&listing::sanitize_name(chosen).unwrap_or_default())
 }
 
-fn table(head: [&str; 4], rows: &[[String; 4]], count: usize) -> String {
+/// The `sessions list` table: one row per session, columns padded, a count last.
+fn table(rows: &[[String; 4]]) -> String {
+    let head = ["ID", "NAME", "MESSAGES", "MODIFIED"];
     let mut widths = head.map(str::len);
     for row in rows {
         for (w, cell) in widths.iter_mut().zip(row) {
@@ -169,7 +163,7 @@ fn table(head: [&str; 4], rows: &[[String; 4]], count: usize) -> String {
     for row in rows {
         line([&row[0], &row[1], &row[2], &row[3]]);
     }
-    let _ = writeln!(out, "{count} session(s)");
+    let _ = writeln!(out, "{} session(s)", rows.len());
     out
 }
 
