@@ -21,7 +21,7 @@
 
 import * as fs from "node:fs";
 import * as path from "node:path";
-import { routeConsoleToStderr, SCRUB_ENV } from "./env.ts";
+import { SCRUB_ENV } from "./env.ts";
 
 // ---------------------------------------------------------------------------------------------
 // Environment hygiene, before the library is imported (pi-utils reads these at import time).
@@ -31,7 +31,16 @@ for (const key of SCRUB_ENV) {
 }
 
 // stdout is the protocol channel: route any console output from the library to stderr.
-routeConsoleToStderr();
+const toStderr = (...args: unknown[]) => {
+	try {
+		process.stderr.write(`${args.map(a => (typeof a === "string" ? a : Bun.inspect(a))).join(" ")}\n`);
+	} catch {}
+};
+console.log = toStderr;
+console.info = toStderr;
+console.debug = toStderr;
+console.warn = toStderr;
+console.error = toStderr;
 
 function installProcessHandlers() {
 	process.on("unhandledRejection", (reason: unknown) => {

@@ -29,7 +29,7 @@
 import * as fs from "node:fs";
 import * as os from "node:os";
 import * as path from "node:path";
-import { routeConsoleToStderr, SCRUB_ENV } from "./env.ts";
+import { SCRUB_ENV } from "./env.ts";
 
 const HERE = import.meta.dir;
 const APPENDS = 10_000;
@@ -95,7 +95,16 @@ if (!process.env.OMP_BENCH_CHILD) {
 const TMP = process.env.OMP_BENCH_CHILD!;
 
 // stdout carries exactly one JSON line: route any console output of the library to stderr.
-routeConsoleToStderr();
+const toStderr = (...args: unknown[]) => {
+	try {
+		process.stderr.write(`${args.map(a => (typeof a === "string" ? a : Bun.inspect(a))).join(" ")}\n`);
+	} catch {}
+};
+console.log = toStderr;
+console.info = toStderr;
+console.debug = toStderr;
+console.warn = toStderr;
+console.error = toStderr;
 
 // A stray rejection or exception (e.g. from 13.19.0's fire-and-forget `void this.#rewriteFile()`)
 // means the measurement is not trustworthy: report it as the error.

@@ -18,17 +18,3 @@ export const SCRUB_ENV = [
 	"CMUX_SURFACE_ID",
 	"WEZTERM_PANE",
 ];
-
-/** Sends every console method to stderr: stdout carries only the adapter's or bench's JSON lines. */
-export function routeConsoleToStderr(): void {
-	const toStderr = (...args: unknown[]) => {
-		try {
-			process.stderr.write(`${args.map(a => (typeof a === "string" ? a : Bun.inspect(a))).join(" ")}\n`);
-		} catch {}
-	};
-	console.log = toStderr;
-	console.info = toStderr;
-	console.debug = toStderr;
-	console.warn = toStderr;
-	console.error = toStderr;
-}
