@@ -131,25 +131,23 @@ pub fn tree_output(sm: &SessionManager) -> Value {
         .into_iter()
         .map(|n| {
             // parentId and label as written, whatever their JSON type.
-            let parent = sm
-                .get_entry(&n.id)
-                .and_then(|e| {
-                    e.object()
-                        .get("parentId")
-                        .and_then(|v| serde_json::from_str(v.get()).ok())
-                })
+            let parent = n
+                .entry
+                .object()
+                .get("parentId")
+                .and_then(|v| serde_json::from_str(v.get()).ok())
                 .unwrap_or(Value::Null);
             let label = sm
                 .tree_index()
-                .label_json(&n.id)
+                .label_json(n.id())
                 .and_then(|v| serde_json::from_str(v).ok())
                 .unwrap_or(Value::Null);
             object([
-                ("id", n.id.into()),
+                ("id", n.id().into()),
                 ("parentId", parent),
-                ("type", n.entry_type.into()),
+                ("type", n.entry_type().into()),
                 ("label", label),
-                ("children", n.children.into()),
+                ("children", n.children.to_vec().into()),
             ])
         })
         .collect();

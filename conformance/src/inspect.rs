@@ -95,7 +95,7 @@ pub fn tree_text(file: &Path, profile: Profile) -> Result<String, InspectError> 
     let mut out = String::new();
     let leaf = sm.leaf_id();
     for node in &nodes {
-        let (prefix, connector) = layout.remove(node.id.as_str()).unwrap_or_default();
+        let (prefix, connector) = layout.remove(node.id()).unwrap_or_default();
         let child_prefix = format!(
             "{prefix}{}",
             match connector {
@@ -111,18 +111,11 @@ pub fn tree_text(file: &Path, profile: Profile) -> Result<String, InspectError> 
                 (_, true) => "└─ ",
                 (_, false) => "├─ ",
             };
-            layout.insert(child.as_str(), (child_prefix.clone(), child_connector));
+            layout.insert(child, (child_prefix.clone(), child_connector));
         }
-        let what = sm
-            .get_entry(&node.id)
-            .map(|e| describe(&sm.resolved(e)))
-            .unwrap_or_default();
-        let label = node
-            .label
-            .as_deref()
-            .map(|l| format!(" [{l}]"))
-            .unwrap_or_default();
-        let marker = if Some(node.id.as_str()) == leaf {
+        let what = describe(&sm.resolved(node.entry));
+        let label = node.label.map(|l| format!(" [{l}]")).unwrap_or_default();
+        let marker = if Some(node.id()) == leaf {
             "  <- leaf"
         } else {
             ""
@@ -130,7 +123,8 @@ pub fn tree_text(file: &Path, profile: Profile) -> Result<String, InspectError> 
         let _ = writeln!(
             out,
             "{prefix}{connector}{} {}{what}{label}{marker}",
-            node.id, node.entry_type
+            node.id(),
+            node.entry_type()
         );
     }
     Ok(out)

@@ -122,7 +122,7 @@ proptest! {
     #[test]
     fn get_tree_lists_every_entry_exactly_once((profile, text) in session()) {
         let tree = Tree::new(parse(text.as_bytes(), profile).entries);
-        let listed: Vec<String> = tree.tree().into_iter().map(|n| n.id).collect();
+        let listed: Vec<String> = tree.tree().into_iter().map(|n| n.id().to_owned()).collect();
         let unique: HashSet<&String> = listed.iter().collect();
         prop_assert_eq!(unique.len(), listed.len());
         let all: HashSet<String> = ids(&tree).into_iter().collect();
@@ -149,7 +149,7 @@ proptest! {
     fn walks_terminate_on_dangling_parents_and_cycles((profile, text) in session(), dangling in proptest::option::of(any::<usize>()), cycle in proptest::option::of(any::<usize>())) {
         let rewired = rewire(&text, dangling, cycle);
         let tree = Tree::new(parse(rewired.as_bytes(), profile).entries);
-        let listed: Vec<String> = tree.tree().into_iter().map(|n| n.id).collect();
+        let listed: Vec<String> = tree.tree().into_iter().map(|n| n.id().to_owned()).collect();
         let unique: HashSet<&String> = listed.iter().collect();
         prop_assert_eq!(unique.len(), listed.len());
         prop_assert_eq!(unique.len(), ids(&tree).into_iter().collect::<HashSet<_>>().len());

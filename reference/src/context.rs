@@ -9,6 +9,7 @@
 //! and values the real code uses; their `timestamp` is the entry's ISO time in
 //! milliseconds, `null` when it does not parse (JavaScript's NaN).
 
+use std::borrow::Cow;
 use std::collections::{BTreeMap, HashSet};
 
 use serde::Serialize;
@@ -33,19 +34,19 @@ pub enum LeafChoice<'a> {
 /// The context of one profile, ready to serialise.
 #[derive(Debug, Clone, Serialize)]
 #[serde(untagged)]
-pub enum Context {
+pub enum Context<'a> {
     /// pi-mono's shape.
-    Pi(PiContext),
+    Pi(PiContext<'a>),
     /// oh-my-pi's shape.
-    Omp(OmpContext),
+    Omp(OmpContext<'a>),
 }
 
 /// pi-mono's `SessionContext`.
 #[derive(Debug, Clone, Serialize)]
 #[serde(rename_all = "camelCase")]
-pub struct PiContext {
-    /// Messages in order.
-    pub messages: Vec<Box<RawValue>>,
+pub struct PiContext<'a> {
+    /// Messages in order; a `message` entry's payload is borrowed from the entry.
+    pub messages: Vec<Cow<'a, RawValue>>,
     /// The latest thinking level, verbatim (absent when the entry has none).
     #[serde(skip_serializing_if = "Option::is_none")]
     pub thinking_level: Option<Box<RawValue>>,
@@ -56,9 +57,9 @@ pub struct PiContext {
 /// oh-my-pi's `SessionContext` (the fields document 000 names).
 #[derive(Debug, Clone, Serialize)]
 #[serde(rename_all = "camelCase")]
-pub struct OmpContext {
-    /// Messages in order.
-    pub messages: Vec<Box<RawValue>>,
+pub struct OmpContext<'a> {
+    /// Messages in order; a `message` entry's payload is borrowed from the entry.
+    pub messages: Vec<Cow<'a, RawValue>>,
     /// The latest thinking level (`"off"` by default or when null).
     pub thinking_level: Box<RawValue>,
     /// Model per role (`role ?? "default"`); `default` falls back to the last assistant's provider/model.
@@ -72,9 +73,9 @@ pub struct OmpContext {
     pub mode_data: Option<Box<RawValue>>,
 }
 
-impl Context {
+impl Context<'_> {
     /// The messages, whichever the profile.
-    pub fn messages(&self) -> &[Box<RawValue>] {
+    pub fn messages(&self) -> &[Cow<'_, RawValue>] {
         match self {
             Context::Pi(c) => &c.messages,
             Context::Omp(c) => &c.messages,
@@ -86,14 +87,14 @@ impl Context {
 ///
 /// Only the entries that give the context something are read again: the messages
 /// it keeps, the latest settings, the compaction. The others are passed over by kind.
-pub fn build_context(tree: &Tree, leaf: LeafChoice<'_>, profile: Profile) -> Context {
+pub fn build_context<'a>(tree: &'a Tree, leaf: LeafChoice<'_>, profile: Profile) -> Context<'a> {
     let entries = tree.entries();
     let start = match leaf {
         LeafChoice::Null => None,
         LeafChoice::Id(id) => tree.index_of(id).or(entries.len().checked_sub(1)),
         LeafChoice::Last => entries.len().checked_sub(1),
     };
-    let path: Vec<&Entry> = start
+    let path: Vec<&'a Entry> = start
         .map(|s| tree.path_from_index(s))
         .unwrap_or_default()
         .into_iter()
@@ -106,15 +107,15 @@ pub fn build_context(tree: &Tree, leaf: LeafChoice<'_>, profile: Profile) -> Con
     }
 }
 
-fn messages(path: &[&Entry], profile: Profile) -> Vec<Box<RawValue>> {
-    let convert = |entry: &&Entry| convert(entry, profile);
+fn messages<'a>(path: &[&'a Entry], profile: Profile) -> Vec<Cow<'a, RawValue>> {
+    let convert = |entry: &&'a Entry| convert(entry, profile);
     let compaction = path
         .iter()
         .rposition(|e| matches!(e.kind, EntryKind::Compaction { .. }));
     let Some(c) = compaction else {
         return path.iter().filter_map(convert).collect();
     };
-    let mut out = vec![compaction_summary(&path[c].object(), profile)];
+    let mut out = vec![Cow::Owned(compaction_summary(&path[c].object(), profile))];
     if let EntryKind::Compaction {
         first_kept_entry_id: Some(kept),
     } = &path[c].kind
@@ -131,7 +132,7 @@ fn messages(path: &[&Entry], profile: Profile) -> Vec<Box<RawValue>> {
 }
 
 /// One path entry as a context message, if it makes one.
-fn convert(entry: &Entry, profile: Profile) -> Option<Box<RawValue>> {
+fn convert(entry: &Entry, profile: Profile) -> Option<Cow<'_, RawValue>> {
     let obj = match entry.kind {
         EntryKind::Message { .. } | EntryKind::CustomMessage | EntryKind::BranchSummary => {
             entry.object()
@@ -139,10 +140,7 @@ fn convert(entry: &Entry, profile: Profile) -> Option<Box<RawValue>> {
         _ => return None,
     };
     match entry.kind {
-        EntryKind::Message { .. } => obj
-            .get("message")
-            .filter(|m| m.get() != "null")
-            .map(ToOwned::to_owned),
+        EntryKind::Message { .. } => obj.take("message").filter(|m| m.get() != "null"),
         EntryKind::CustomMessage => {
             let mut fields = vec![
                 ("role", Some(to_raw("custom"))),
@@ -155,14 +153,14 @@ fn convert(entry: &Entry, profile: Profile) -> Option<Box<RawValue>> {
                 fields.push(("attribution", obj.get("attribution").map(ToOwned::to_owned)));
             }
             fields.push(("timestamp", Some(js_time(&obj))));
-            Some(object(&fields))
+            Some(Cow::Owned(object(&fields)))
         }
-        _ if is_truthy(obj.get("summary")) => Some(object(&[
+        _ if is_truthy(obj.get("summary")) => Some(Cow::Owned(object(&[
             ("role", Some(to_raw("branchSummary"))),
             ("summary", obj.get("summary").map(ToOwned::to_owned)),
             ("fromId", obj.get("fromId").map(ToOwned::to_owned)),
             ("timestamp", Some(js_time(&obj))),
-        ])),
+        ]))),
         _ => None,
     }
 }
@@ -186,7 +184,7 @@ fn compaction_summary(obj: &RawObject<'_>, profile: Profile) -> Box<RawValue> {
     object(&fields)
 }
 
-fn pi_settings(path: &[&Entry], messages: Vec<Box<RawValue>>) -> PiContext {
+fn pi_settings<'a>(path: &[&Entry], messages: Vec<Cow<'a, RawValue>>) -> PiContext<'a> {
     let mut thinking_level = Some(to_raw("off"));
     // The model comes from the last model change or assistant message.
     let mut model_source = None;
@@ -222,7 +220,7 @@ fn pi_settings(path: &[&Entry], messages: Vec<Box<RawValue>>) -> PiContext {
     }
 }
 
-fn omp_settings(path: &[&Entry], messages: Vec<Box<RawValue>>) -> OmpContext {
+fn omp_settings<'a>(path: &[&Entry], messages: Vec<Cow<'a, RawValue>>) -> OmpContext<'a> {
     let mut thinking_level = to_raw("off");
     let mut models = BTreeMap::new();
     let mut last_assistant = None;

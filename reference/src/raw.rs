@@ -36,6 +36,16 @@ impl<'a> RawObject<'a> {
             .map(|(_, v)| v.as_ref())
     }
 
+    /// Takes the raw value of `key` (the last occurrence), still borrowed from the
+    /// parsed text when it was.
+    pub fn take(self, key: &str) -> Option<Cow<'a, RawValue>> {
+        self.pairs
+            .into_iter()
+            .rev()
+            .find(|(k, _)| k == key)
+            .map(|(_, v)| v)
+    }
+
     /// `key` as a string, when it is present and a JSON string.
     pub fn str(&self, key: &str) -> Option<String> {
         self.get(key).and_then(as_string)

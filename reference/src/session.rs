@@ -411,7 +411,7 @@ impl SessionManager {
     }
 
     /// The tree, flat, in pre-order.
-    pub fn get_tree(&self) -> Vec<TreeNode> {
+    pub fn get_tree(&self) -> Vec<TreeNode<'_>> {
         self.tree.tree()
     }
 
@@ -421,7 +421,7 @@ impl SessionManager {
     }
 
     /// The context at the leaf (`None` leaf: the empty context).
-    pub fn build_context(&self) -> Context {
+    pub fn build_context(&self) -> Context<'_> {
         let leaf = self.tree.leaf().map_or(LeafChoice::Null, LeafChoice::Id);
         build_context(&self.tree, leaf, self.profile)
     }

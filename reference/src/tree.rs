@@ -9,6 +9,7 @@
 //! Duplicate ids: the later entry wins for lookups (as `Map.set` does), and keeps
 //! the first one's position in listings.
 
+use smallvec::SmallVec;
 use std::collections::{HashMap, HashSet};
 
 use crate::ids::parse_iso_ms;
@@ -44,19 +45,34 @@ pub struct Label {
     seq: u64,
 }
 
-/// One node of [`Tree::tree`], flat: children are listed by id.
-#[derive(Debug, Clone, PartialEq, Eq)]
-pub struct TreeNode {
-    /// The entry id.
-    pub id: String,
-    /// The entry's `parentId` as written (it may be missing from the session).
-    pub parent_id: Option<String>,
-    /// The entry's `type`.
-    pub entry_type: String,
+/// One node of [`Tree::tree`], flat: the entry, its label, and its children by id.
+/// Everything is borrowed from the tree, so listing a large session copies no text.
+#[derive(Debug, Clone)]
+pub struct TreeNode<'a> {
+    /// The entry (the last one written, when an id is repeated).
+    pub entry: &'a Entry,
     /// The current label of the entry.
-    pub label: Option<String>,
-    /// Child ids, sorted by timestamp (stable; unparseable timestamps first).
-    pub children: Vec<String>,
+    pub label: Option<&'a str>,
+    /// Child ids, sorted by timestamp (stable; unparseable timestamps first). Held
+    /// inline when there is at most one, as for nearly every node of a session.
+    pub children: SmallVec<[&'a str; 1]>,
+}
+
+impl<'a> TreeNode<'a> {
+    /// The entry id.
+    pub fn id(&self) -> &'a str {
+        id_of(self.entry)
+    }
+
+    /// The entry's `parentId` as written (it may be missing from the session).
+    pub fn parent_id(&self) -> Option<&'a str> {
+        self.entry.parent_id.as_deref()
+    }
+
+    /// The entry's `type`.
+    pub fn entry_type(&self) -> &'a str {
+        self.entry.kind.type_name()
+    }
 }
 
 /// An operation named an entry that does not exist (`Entry <id> not found`).
@@ -277,7 +293,7 @@ impl Tree {
     }
 
     /// The whole tree as a flat pre-order list of nodes; every id exactly once.
-    pub fn tree(&self) -> Vec<TreeNode> {
+    pub fn tree(&self) -> Vec<TreeNode<'_>> {
         let nodes = self.unique_nodes();
         // Node number of each entry that is a node.
         let mut position = vec![None; self.entries.len()];
@@ -294,33 +310,27 @@ impl Tree {
             })
             .collect();
         let parent = cut_cycles(parent);
-        let mut children: Vec<Vec<usize>> = vec![Vec::new(); nodes.len()];
-        let mut roots = Vec::new();
-        for (n, p) in parent.iter().enumerate() {
-            match p {
-                Some(p) => children[*p].push(n),
-                None => roots.push(n),
+        let (roots, mut children) = Children::group(&parent);
+        for n in 0..nodes.len() {
+            let list = children.of_mut(n);
+            if list.len() > 1 {
+                list.sort_by_cached_key(|&c| sort_key(&self.entries[nodes[c]]));
             }
-        }
-        for list in children.iter_mut().filter(|list| list.len() > 1) {
-            list.sort_by_cached_key(|&n| sort_key(&self.entries[nodes[n]]));
         }
         let mut out = Vec::with_capacity(nodes.len());
         let mut stack: Vec<usize> = roots.into_iter().rev().collect();
         while let Some(n) = stack.pop() {
             let entry = &self.entries[nodes[n]];
-            let id = id_of(entry);
             out.push(TreeNode {
-                id: id.to_owned(),
-                parent_id: entry.parent_id.clone(),
-                entry_type: entry.type_name(),
-                label: self.label(id).map(str::to_owned),
-                children: children[n]
+                entry,
+                label: self.label(id_of(entry)),
+                children: children
+                    .of(n)
                     .iter()
-                    .map(|&c| id_of(&self.entries[nodes[c]]).to_owned())
+                    .map(|&c| id_of(&self.entries[nodes[c]]))
                     .collect(),
             });
-            stack.extend(children[n].iter().rev());
+            stack.extend(children.of(n).iter().rev());
         }
         out
     }
@@ -383,6 +393,47 @@ fn sort_key(entry: &Entry) -> i64 {
     .unwrap_or(i64::MIN)
 }
 
+/// Every node's children in one list, grouped by parent (two passes, no list per node).
+struct Children {
+    /// `list[start[n]..start[n + 1]]` are the children of node `n`.
+    start: Vec<usize>,
+    list: Vec<usize>,
+}
+
+impl Children {
+    /// The roots, and the children of each node, both in node order.
+    fn group(parent: &[Option<usize>]) -> (Vec<usize>, Children) {
+        let mut start = vec![0; parent.len() + 1];
+        for p in parent.iter().flatten() {
+            start[p + 1] += 1;
+        }
+        for n in 0..parent.len() {
+            start[n + 1] += start[n];
+        }
+        let mut next = start.clone();
+        let mut list = vec![0; start[parent.len()]];
+        let mut roots = Vec::new();
+        for (n, p) in parent.iter().enumerate() {
+            match *p {
+                Some(p) => {
+                    list[next[p]] = n;
+                    next[p] += 1;
+                }
+                None => roots.push(n),
+            }
+        }
+        (roots, Children { start, list })
+    }
+
+    fn of(&self, n: usize) -> &[usize] {
+        &self.list[self.start[n]..self.start[n + 1]]
+    }
+
+    fn of_mut(&mut self, n: usize) -> &mut [usize] {
+        &mut self.list[self.start[n]..self.start[n + 1]]
+    }
+}
+
 /// Makes every node reach a root: where a parent chain closes on itself, the node
 /// at which it closes becomes a root. Iterative; each node is resolved once.
 fn cut_cycles(mut parent: Vec<Option<usize>>) -> Vec<Option<usize>> {
@@ -393,8 +444,8 @@ fn cut_cycles(mut parent: Vec<Option<usize>>) -> Vec<Option<usize>> {
         Done,
     }
     let mut state = vec![State::Unvisited; parent.len()];
+    let mut path = Vec::new();
     for start in 0..parent.len() {
-        let mut path = Vec::new();
         let mut current = Some(start);
         while let Some(n) = current {
             match state[n] {
@@ -410,7 +461,7 @@ fn cut_cycles(mut parent: Vec<Option<usize>>) -> Vec<Option<usize>> {
                 }
             }
         }
-        for n in path {
+        for n in path.drain(..) {
             state[n] = State::Done;
         }
     }
@@ -431,8 +482,8 @@ mod tests {
         Entry::from_text(text, 0)
     }
 
-    fn ids(nodes: &[TreeNode]) -> Vec<&str> {
-        nodes.iter().map(|n| n.id.as_str()).collect()
+    fn ids<'a>(nodes: &[TreeNode<'a>]) -> Vec<&'a str> {
+        nodes.iter().map(TreeNode::id).collect()
     }
 
     #[test]
@@ -448,7 +499,7 @@ mod tests {
         ]);
         let nodes = tree.tree();
         assert_eq!(ids(&nodes), ["r2", "x", "z", "y", "r1", "o", "s"]);
-        assert_eq!(nodes[0].children, ["x", "z", "y"]);
+        assert_eq!(nodes[0].children.as_slice(), ["x", "z", "y"]);
         let roots: Vec<_> = tree
             .children(None)
             .iter()
