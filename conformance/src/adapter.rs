@@ -44,8 +44,8 @@ pub enum Failure {
     Protocol(String),
 }
 
-/// Something that answers protocol requests.
-pub trait Adapter {
+/// Something that answers protocol requests (on a worker thread of the run).
+pub trait Adapter: Send {
     /// Starts the implementation (if needed) and returns its hello.
     fn hello(&mut self) -> Result<Hello, Failure>;
     /// Runs one request.

@@ -130,13 +130,17 @@ pub fn tree_output(sm: &SessionManager) -> Value {
         .get_tree()
         .into_iter()
         .map(|n| {
-            // parentId and label as written, whatever their JSON type.
-            let parent = n
-                .entry
-                .object()
-                .get("parentId")
-                .and_then(|v| serde_json::from_str(v.get()).ok())
-                .unwrap_or(Value::Null);
+            // parentId and label as written, whatever their JSON type (a string
+            // parentId is the one the entry holds already).
+            let parent = match n.parent_id() {
+                Some(id) => Value::from(id),
+                None => n
+                    .entry
+                    .object()
+                    .get("parentId")
+                    .and_then(|v| serde_json::from_str(v.get()).ok())
+                    .unwrap_or(Value::Null),
+            };
             let label = sm
                 .tree_index()
                 .label_json(n.id())

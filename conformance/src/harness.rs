@@ -106,14 +106,24 @@ impl Harness {
 
     /// The selected cases for the profile.
     pub fn cases(&self) -> Result<Vec<Case>, CorpusError> {
-        let cases = match &self.loaded {
-            Some(cases) => cases.clone(),
-            None => corpus::load(&self.corpus)?,
+        self.with_cases(|cases| cases.iter().map(|&c| c.clone()).collect())
+    }
+
+    /// Calls `f` with the selected cases, borrowed from the preloaded corpus when there is one.
+    fn with_cases<R>(&self, f: impl FnOnce(&[&Case]) -> R) -> Result<R, CorpusError> {
+        let read;
+        let all = match &self.loaded {
+            Some(cases) => cases,
+            None => {
+                read = corpus::load(&self.corpus)?;
+                &read
+            }
         };
-        Ok(cases
-            .into_iter()
+        let chosen: Vec<&Case> = all
+            .iter()
             .filter(|c| c.applies_to(self.profile) && self.selected(c))
-            .collect())
+            .collect();
+        Ok(f(&chosen))
     }
 
     fn selected(&self, case: &Case) -> bool {
@@ -139,8 +149,17 @@ impl Harness {
         &self,
         make: &(dyn Fn() -> Box<dyn Adapter> + Sync),
     ) -> Result<ProfileRun, String> {
-        let cases = self.cases().map_err(|e| e.to_string())?;
-        let hello = make()
+        self.with_cases(|cases| self.run_cases(cases, make))
+            .map_err(|e| e.to_string())?
+    }
+
+    fn run_cases(
+        &self,
+        cases: &[&Case],
+        make: &(dyn Fn() -> Box<dyn Adapter> + Sync),
+    ) -> Result<ProfileRun, String> {
+        let mut first = make();
+        let hello = first
             .hello()
             .map_err(|e| format!("adapter did not start: {e:?}"))?;
         if hello.profile != self.profile.name() {
@@ -149,17 +168,26 @@ impl Harness {
                 hello.profile, self.profile
             ));
         }
-        let order = heaviest_first(&cases);
+        // The adapter that said hello is the first job's.
+        let first = Mutex::new(Some(first));
+        let order = heaviest_first(cases);
         let next = AtomicUsize::new(0);
         let done = AtomicUsize::new(0);
         let results: Mutex<Vec<Option<CaseResult>>> = Mutex::new(vec![None; cases.len()]);
         std::thread::scope(|scope| {
             for _ in 0..self.jobs.min(cases.len().max(1)) {
                 scope.spawn(|| {
-                    let mut adapter = make();
-                    let hello = adapter.hello().unwrap_or_else(|_| hello.clone());
+                    let taken = first.lock().ok().and_then(|mut f| f.take());
+                    let (mut adapter, hello) = match taken {
+                        Some(adapter) => (adapter, hello.clone()),
+                        None => {
+                            let mut adapter = make();
+                            let hello = adapter.hello().unwrap_or_else(|_| hello.clone());
+                            (adapter, hello)
+                        }
+                    };
                     while let Some(&i) = order.get(next.fetch_add(1, Ordering::SeqCst)) {
-                        let case = &cases[i];
+                        let case = cases[i];
                         let result = run_case(
                             case,
                             self.profile,
@@ -203,9 +231,9 @@ impl Harness {
 
 /// The indices of `cases`, heaviest first: parallel jobs then finish together
 /// instead of one job running a large case alone at the end.
-fn heaviest_first(cases: &[Case]) -> Vec<usize> {
+fn heaviest_first(cases: &[&Case]) -> Vec<usize> {
     let mut order: Vec<usize> = (0..cases.len()).collect();
-    order.sort_by_cached_key(|&i| std::cmp::Reverse(weight(&cases[i])));
+    order.sort_by_cached_key(|&i| std::cmp::Reverse(weight(cases[i])));
     order
 }
 

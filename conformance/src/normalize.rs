@@ -297,6 +297,11 @@ impl Normalizer {
 
     /// Normalises the tokens inside one string.
     pub fn text(&mut self, s: &str) -> String {
+        // A known token (an id or time from the inputs) stays as it is: no pattern
+        // finds anything else in it. Most ids in an output are known.
+        if self.known.contains(s) {
+            return s.to_owned();
+        }
         let mut out = if !self.dir.is_empty() && s.contains(&self.dir) {
             s.replace(&self.dir, "<dir>")
         } else if may_hold_token(s) {

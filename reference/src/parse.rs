@@ -157,8 +157,16 @@ pub fn parse(bytes: &[u8], profile: Profile) -> Parsed {
 
 /// [`parse`], keeping `bytes` as the text the entries are slices of (no copy when they are UTF-8).
 pub fn parse_owned(bytes: Vec<u8>, profile: Profile) -> Parsed {
-    let threads = std::thread::available_parallelism().map_or(1, std::num::NonZeroUsize::get);
-    parse_in_threads(bytes, profile, threads)
+    parse_in_threads(bytes, profile, cores())
+}
+
+/// The cores a parse may use. Asked once: the answer reads cgroup files, which
+/// costs more than parsing a small session.
+fn cores() -> usize {
+    static CORES: std::sync::OnceLock<usize> = std::sync::OnceLock::new();
+    *CORES.get_or_init(|| {
+        std::thread::available_parallelism().map_or(1, std::num::NonZeroUsize::get)
+    })
 }
 
 /// [`parse_owned`] on at most `threads` threads (the result does not depend on how many).
