@@ -21,6 +21,7 @@ use serde_json::Value;
 use session_reference::model::Profile;
 
 use crate::adapter::{Adapter, ProcessAdapter, ReferenceAdapter};
+use crate::affinity;
 use crate::corpus::{self, Case, CorpusError};
 use crate::normalize::canonical;
 use crate::report::ProfileRun;
@@ -35,6 +36,7 @@ pub struct Harness {
     jobs: usize,
     timeout: Duration,
     progress: bool,
+    pin: bool,
     loaded: Option<Vec<Case>>,
 }
 
@@ -49,8 +51,16 @@ impl Harness {
             jobs: 1,
             timeout: Duration::from_secs(30),
             progress: false,
+            pin: true,
             loaded: None,
         }
+    }
+
+    /// Whether each job and its adapter stay on one CPU (the default; see [`affinity`]).
+    #[must_use]
+    pub fn pin_cpus(mut self, on: bool) -> Harness {
+        self.pin = on;
+        self
     }
 
     /// The profile under test.
@@ -112,12 +122,11 @@ impl Harness {
     /// Calls `f` with the selected cases, borrowed from the preloaded corpus when there is one.
     fn with_cases<R>(&self, f: impl FnOnce(&[&Case]) -> R) -> Result<R, CorpusError> {
         let read;
-        let all = match &self.loaded {
-            Some(cases) => cases,
-            None => {
-                read = corpus::load(&self.corpus)?;
-                &read
-            }
+        let all = if let Some(cases) = &self.loaded {
+            cases
+        } else {
+            read = corpus::load(&self.corpus)?;
+            &read
         };
         let chosen: Vec<&Case> = all
             .iter()
@@ -158,10 +167,31 @@ impl Harness {
         cases: &[&Case],
         make: &(dyn Fn() -> Box<dyn Adapter> + Sync),
     ) -> Result<ProfileRun, String> {
-        let mut first = make();
-        let hello = first
-            .hello()
-            .map_err(|e| format!("adapter did not start: {e:?}"))?;
+        let cpus = if self.pin {
+            affinity::available()
+        } else {
+            Vec::new()
+        };
+        // Job `j` runs on CPU `cpus[j mod n]` when pinning (see `affinity`).
+        let pin = |job: usize| {
+            if cpus.len() > 1 {
+                affinity::pin_current_thread(cpus[job % cpus.len()]);
+            }
+        };
+        // The first adapter is started on the first job's CPU, from a thread of its own
+        // so that the caller's thread is not pinned.
+        let (first, hello) = std::thread::scope(|scope| {
+            scope
+                .spawn(|| {
+                    pin(0);
+                    let mut first = make();
+                    let hello = first.hello();
+                    (first, hello)
+                })
+                .join()
+        })
+        .map_err(|_| "the adapter's start panicked".to_owned())?;
+        let hello = hello.map_err(|e| format!("adapter did not start: {e:?}"))?;
         if hello.profile != self.profile.name() {
             return Err(format!(
                 "adapter implements profile {:?}, not {}",
@@ -175,16 +205,18 @@ impl Harness {
         let done = AtomicUsize::new(0);
         let results: Mutex<Vec<Option<CaseResult>>> = Mutex::new(vec![None; cases.len()]);
         std::thread::scope(|scope| {
-            for _ in 0..self.jobs.min(cases.len().max(1)) {
-                scope.spawn(|| {
+            for job in 0..self.jobs.min(cases.len().max(1)) {
+                let (first, pin, make, hello) = (&first, &pin, &make, &hello);
+                let (order, next, done, results) = (&order, &next, &done, &results);
+                scope.spawn(move || {
+                    pin(job);
                     let taken = first.lock().ok().and_then(|mut f| f.take());
-                    let (mut adapter, hello) = match taken {
-                        Some(adapter) => (adapter, hello.clone()),
-                        None => {
-                            let mut adapter = make();
-                            let hello = adapter.hello().unwrap_or_else(|_| hello.clone());
-                            (adapter, hello)
-                        }
+                    let (mut adapter, hello) = if let Some(adapter) = taken {
+                        (adapter, hello.clone())
+                    } else {
+                        let mut adapter = make();
+                        let hello = adapter.hello().unwrap_or_else(|_| hello.clone());
+                        (adapter, hello)
                     };
                     while let Some(&i) = order.get(next.fetch_add(1, Ordering::SeqCst)) {
                         let case = cases[i];

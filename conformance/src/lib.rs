@@ -17,6 +17,7 @@
 #![deny(missing_docs)]
 
 pub mod adapter;
+pub mod affinity;
 pub mod corpus;
 pub mod execute;
 pub mod fuzz;

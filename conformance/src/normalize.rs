@@ -11,6 +11,7 @@ use std::sync::{Arc, LazyLock};
 use regex::Regex;
 use serde::ser::{Serialize, SerializeMap, Serializer};
 use serde_json::{json, Map, Value};
+use session_reference::persist::utf16_len;
 use sha2::{Digest, Sha256};
 
 /// Strings longer than this many UTF-16 units are summarised.
@@ -138,7 +139,11 @@ pub fn describe_file(name: &str, bytes: &[u8]) -> Value {
     {
         return json!({"bytes": bytes.len(), "sha256": hex(&Sha256::digest(bytes))});
     }
-    let text = String::from_utf8_lossy(bytes);
+    // Valid UTF-8 (the usual case) is checked by the faster strict test.
+    let text = match std::str::from_utf8(bytes) {
+        Ok(text) => std::borrow::Cow::Borrowed(text),
+        Err(_) => String::from_utf8_lossy(bytes),
+    };
     let mut lines = Vec::new();
     let body = match text.strip_prefix('\u{feff}') {
         Some(rest) => {
@@ -417,12 +422,6 @@ fn has_date_start(s: &str) -> bool {
         digits = if c.is_numeric() { digits + 1 } else { 0 };
     }
     false
-}
-
-/// The length of `s` in UTF-16 code units: one per character, two for a character
-/// beyond the BMP (the ones UTF-8 writes in 4 bytes).
-fn utf16_len(s: &str) -> usize {
-    s.chars().count() + s.bytes().filter(|&b| b >= 0xF0).count()
 }
 
 /// The last `n` UTF-16 units of `s`, read as `String::from_utf16_lossy` reads them

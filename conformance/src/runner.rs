@@ -156,14 +156,13 @@ pub fn produce(
     }
     set_mtimes(&dir, &case.file.mtimes).map_err(|e| (Status::Crash, e))?;
     fs::create_dir_all(dir.join("home")).map_err(|e| (Status::Crash, e.to_string()))?;
-    let args = case.args();
     let request = Request {
         kind: "request".into(),
         case: case.id(),
         op: case.file.op.clone(),
         profile: profile.name().into(),
         dir: dir_text.clone(),
-        args: args.clone(),
+        args: case.args(),
     };
     let response = adapter.call(&request, timeout).map_err(|f| match f {
         Failure::Timeout => (

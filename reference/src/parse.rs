@@ -164,9 +164,8 @@ pub fn parse_owned(bytes: Vec<u8>, profile: Profile) -> Parsed {
 /// costs more than parsing a small session.
 fn cores() -> usize {
     static CORES: std::sync::OnceLock<usize> = std::sync::OnceLock::new();
-    *CORES.get_or_init(|| {
-        std::thread::available_parallelism().map_or(1, std::num::NonZeroUsize::get)
-    })
+    *CORES
+        .get_or_init(|| std::thread::available_parallelism().map_or(1, std::num::NonZeroUsize::get))
 }
 
 /// [`parse_owned`] on at most `threads` threads (the result does not depend on how many).

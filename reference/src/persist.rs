@@ -107,24 +107,37 @@ pub fn truncate(s: &str) -> Option<String> {
         return None;
     }
     let keep = MAX_PERSIST_CHARS - utf16_len(TRUNCATION_NOTICE);
-    let mut units = 0;
-    let mut end = 0;
-    for (i, c) in s.char_indices() {
-        if units + c.len_utf16() > keep {
-            break;
-        }
-        units += c.len_utf16();
-        end = i + c.len_utf8();
-    }
+    let end = utf16_prefix_end(s, keep);
     let mut out = String::with_capacity(end + TRUNCATION_NOTICE.len());
     out.push_str(&s[..end]);
     out.push_str(TRUNCATION_NOTICE);
     Some(out)
 }
 
-/// The length of a string as JavaScript counts it.
+/// The length of a string as JavaScript counts it: one UTF-16 unit per character,
+/// two for a character beyond the BMP (the ones UTF-8 writes in 4 bytes).
 pub fn utf16_len(s: &str) -> usize {
-    s.chars().map(char::len_utf16).sum()
+    if s.is_ascii() {
+        return s.len();
+    }
+    s.chars().count() + s.bytes().map(|b| usize::from(b >= 0xF0)).sum::<usize>()
+}
+
+/// The byte length of the longest prefix of `s` that fits in `units` UTF-16 units
+/// without splitting a character (a surrogate pair is kept whole or dropped whole).
+fn utf16_prefix_end(s: &str, units: usize) -> usize {
+    // An ASCII prefix has one unit per byte.
+    if s.get(..units).is_some_and(str::is_ascii) {
+        return units;
+    }
+    let mut used = 0;
+    for (i, c) in s.char_indices() {
+        if used + c.len_utf16() > units {
+            return i;
+        }
+        used += c.len_utf16();
+    }
+    s.len()
 }
 
 /// Replaces valid blob references in image blocks of `content` arrays by their base64 data.
