@@ -14,7 +14,7 @@ use serde::de::{Deserializer, IgnoredAny, MapAccess, Visitor};
 use serde::Deserialize;
 use serde_json::value::RawValue;
 
-use crate::raw::{as_str, as_string, JsonText, RawObject};
+use crate::raw::{as_str, as_string, JsonText, Key, RawObject};
 
 /// The current session format version (000 "Versioning and migrations").
 pub const CURRENT_VERSION: u32 = 3;
@@ -294,7 +294,7 @@ impl<'de> Deserialize<'de> for Fields<'de> {
             }
             fn visit_map<A: MapAccess<'de>>(self, mut map: A) -> Result<Self::Value, A::Error> {
                 let mut fields = Fields::default();
-                while let Some(key) = map.next_key::<Cow<'de, str>>()? {
+                while let Some(Key(key)) = map.next_key()? {
                     let slot = match key.as_ref() {
                         "type" => &mut fields.type_name,
                         "id" => &mut fields.id,
@@ -333,7 +333,7 @@ impl<'de> Deserialize<'de> for MessageHead {
             }
             fn visit_map<A: MapAccess<'de>>(self, mut map: A) -> Result<Self::Value, A::Error> {
                 let mut role: Option<&'de RawValue> = None;
-                while let Some(key) = map.next_key::<Cow<'de, str>>()? {
+                while let Some(Key(key)) = map.next_key()? {
                     if key == "role" {
                         role = Some(map.next_value()?);
                     } else {
