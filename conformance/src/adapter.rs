@@ -97,6 +97,9 @@ enum Line {
     Eof,
 }
 
+/// What a pipe holds on Linux, and so what one read can return.
+const PIPE_CHUNK: usize = 64 * 1024;
+
 impl ProcessAdapter {
     /// An adapter started as `argv` (no shell), for `profile`.
     pub fn new(argv: Vec<String>, profile: Profile, one_shot: bool) -> ProcessAdapter {
@@ -157,12 +160,17 @@ impl ProcessAdapter {
         }
         let (tx, rx) = mpsc::channel();
         thread::spawn(move || {
-            let mut reader = BufReader::new(stdout);
+            // A pipe holds 64 KiB: read it whole, not in 8 KiB steps.
+            let mut reader = BufReader::with_capacity(PIPE_CHUNK, stdout);
+            // Each line starts with room for the longest so far, so a long answer
+            // is not grown (and copied) step by step.
+            let mut room = PIPE_CHUNK;
             loop {
-                let mut buf = Vec::new();
+                let mut buf = Vec::with_capacity(room);
                 let read = (&mut reader)
                     .take(MAX_RESPONSE_BYTES + 1)
                     .read_until(b'\n', &mut buf);
+                room = room.max(buf.len() + 1);
                 let line = match read {
                     Ok(0) | Err(_) => Line::Eof,
                     Ok(_) if buf.len() as u64 > MAX_RESPONSE_BYTES => Line::TooLong,

@@ -56,7 +56,8 @@ impl Harness {
         }
     }
 
-    /// Whether each job and its adapter stay on one CPU (the default; see [`affinity`]).
+    /// Whether each job and its adapter stay on one CPU when there are fewer jobs than
+    /// CPUs (the default; see [`affinity`]).
     #[must_use]
     pub fn pin_cpus(mut self, on: bool) -> Harness {
         self.pin = on;
@@ -167,14 +168,13 @@ impl Harness {
         cases: &[&Case],
         make: &(dyn Fn() -> Box<dyn Adapter> + Sync),
     ) -> Result<ProfileRun, String> {
-        let cpus = if self.pin {
-            affinity::available()
-        } else {
-            Vec::new()
-        };
-        // Job `j` runs on CPU `cpus[j mod n]` when pinning (see `affinity`).
+        // With fewer jobs than CPUs, job `j` and its adapter run on CPU `cpus[j]` (see
+        // `affinity`). With as many jobs as CPUs or more, every CPU is kept busy anyway,
+        // and measured runs were faster when the scheduler was left free to balance them.
+        let cpus = affinity::available();
+        let pinned = self.pin && self.jobs < cpus.len();
         let pin = |job: usize| {
-            if cpus.len() > 1 {
+            if pinned {
                 affinity::pin_current_thread(cpus[job % cpus.len()]);
             }
         };

@@ -287,9 +287,10 @@ struct RunArgs {
     /// Start the adapter once per case (one request on stdin, one response on stdout).
     #[arg(long)]
     one_shot: bool,
-    /// Let jobs and adapters move between CPUs. By default (Linux) each job and its
-    /// adapter stay on one CPU: a request and its answer then take turns on it instead
-    /// of waking an idle CPU each time, which is slow on virtual machines.
+    /// Let jobs and adapters move between CPUs. By default (Linux), when there are
+    /// fewer jobs than CPUs, each job and its adapter stay on one CPU: a request and
+    /// its answer then take turns on it instead of waking an idle CPU each time, which
+    /// is slow on virtual machines.
     #[arg(long)]
     no_pin: bool,
     /// Report format.
@@ -705,49 +706,57 @@ fn validate_paths(
 }
 
 fn serve(profile: Profile, one_shot: bool) -> Result<ExitCode, String> {
-    let stdin = io::stdin();
+    // Reads of 64 KiB (what a pipe holds) go past stdin's own 8 KiB buffer.
+    let mut stdin = io::BufReader::with_capacity(64 * 1024, io::stdin().lock());
     let mut stdout = io::stdout().lock();
-    for line in stdin.lock().lines() {
-        let line = line.map_err(|e| format!("stdin: {e}"))?;
+    // One buffer for every request and one for every reply: a request may carry
+    // 500,000-character strings, and growing a fresh buffer to that size each time
+    // costs more than reading it.
+    let mut line = String::new();
+    let mut reply = Vec::new();
+    loop {
+        line.clear();
+        if stdin
+            .read_line(&mut line)
+            .map_err(|e| format!("stdin: {e}"))?
+            == 0
+        {
+            break;
+        }
         if line.trim().is_empty() {
             continue;
         }
-        let value: serde_json::Value = match serde_json::from_str(&line) {
-            Ok(v) => v,
+        reply.clear();
+        match serde_json::from_str::<serde_json::Value>(&line) {
             Err(e) => {
-                let reply = Response::error("", "exception", format!("not JSON: {e}"));
-                send(
-                    &mut stdout,
-                    &serde_json::to_string(&reply).unwrap_or_default(),
-                )?;
-                continue;
+                let error = Response::error("", "exception", format!("not JSON: {e}"));
+                serde_json::to_writer(&mut reply, &error)
             }
-        };
-        let reply = match value["type"].as_str() {
-            Some("hello") => serde_json::to_string(&execute::hello(profile)).unwrap_or_default(),
-            Some("bye") => return Ok(ExitCode::SUCCESS),
-            _ => {
-                let case = value["case"].as_str().unwrap_or_default().to_owned();
-                // Moved, not cloned: a request may carry 500,000-character strings.
-                let response = match serde_json::from_value::<Request>(value) {
-                    Ok(request) => execute::execute(&request),
-                    Err(e) => Response::error(&case, "exception", format!("bad request: {e}")),
-                };
-                serde_json::to_string(&response).unwrap_or_default()
-            }
-        };
-        send(&mut stdout, &reply)?;
+            Ok(value) => match value["type"].as_str() {
+                Some("hello") => serde_json::to_writer(&mut reply, &execute::hello(profile)),
+                Some("bye") => return Ok(ExitCode::SUCCESS),
+                _ => {
+                    let case = value["case"].as_str().unwrap_or_default().to_owned();
+                    // Moved, not cloned: a request may carry 500,000-character strings.
+                    let response = match serde_json::from_value::<Request>(value) {
+                        Ok(request) => execute::execute(&request),
+                        Err(e) => Response::error(&case, "exception", format!("bad request: {e}")),
+                    };
+                    serde_json::to_writer(&mut reply, &response)
+                }
+            },
+        }
+        .map_err(|e| format!("reply: {e}"))?;
+        reply.push(b'\n');
+        stdout
+            .write_all(&reply)
+            .and_then(|()| stdout.flush())
+            .or_else(ignore_broken_pipe)?;
         if one_shot {
             break;
         }
     }
     Ok(ExitCode::SUCCESS)
-}
-
-fn send(out: &mut impl Write, line: &str) -> Result<(), String> {
-    writeln!(out, "{line}")
-        .and_then(|()| out.flush())
-        .or_else(ignore_broken_pipe)
 }
 
 fn print_json(value: &serde_json::Value) -> Result<ExitCode, String> {
