@@ -186,18 +186,17 @@ fn compaction_summary(obj: &RawObject<'_>, profile: Profile) -> Box<RawValue> {
 
 fn pi_settings<'a>(path: &[&Entry], messages: Vec<Cow<'a, RawValue>>) -> PiContext<'a> {
     let mut thinking_level = Some(to_raw("off"));
-    // The model comes from the last model change or assistant message.
-    let mut model_source = None;
     for entry in path {
-        match &entry.kind {
-            EntryKind::ThinkingLevelChange => {
-                thinking_level = entry.object().get("thinkingLevel").map(ToOwned::to_owned);
-            }
-            EntryKind::ModelChange => model_source = Some(entry),
-            _ if entry.is_assistant() => model_source = Some(entry),
-            _ => {}
+        if entry.kind == EntryKind::ThinkingLevelChange {
+            thinking_level = entry.object().get("thinkingLevel").map(ToOwned::to_owned);
         }
     }
+    // The model comes from the last model change or assistant message: found from
+    // the end, so a long path's messages are not all looked at.
+    let model_source = path
+        .iter()
+        .rev()
+        .find(|e| e.kind == EntryKind::ModelChange || e.is_assistant());
     let model = model_source.map(|entry| {
         let obj = entry.object();
         if entry.kind == EntryKind::ModelChange {
@@ -223,7 +222,6 @@ fn pi_settings<'a>(path: &[&Entry], messages: Vec<Cow<'a, RawValue>>) -> PiConte
 fn omp_settings<'a>(path: &[&Entry], messages: Vec<Cow<'a, RawValue>>) -> OmpContext<'a> {
     let mut thinking_level = to_raw("off");
     let mut models = BTreeMap::new();
-    let mut last_assistant = None;
     let mut rules = Vec::new();
     let mut seen_rules = HashSet::new();
     let mut mode = to_raw("none");
@@ -247,7 +245,6 @@ fn omp_settings<'a>(path: &[&Entry], messages: Vec<Cow<'a, RawValue>>) -> OmpCon
                     );
                 }
             }
-            _ if entry.is_assistant() => last_assistant = Some(entry),
             EntryKind::TtsrInjection => {
                 let injected: Vec<serde_json::Value> = entry
                     .object()
@@ -273,7 +270,8 @@ fn omp_settings<'a>(path: &[&Entry], messages: Vec<Cow<'a, RawValue>>) -> OmpCon
             _ => {}
         }
     }
-    if let Some(entry) = last_assistant {
+    // Found from the end, so a long path's messages are not all looked at.
+    if let Some(entry) = path.iter().rev().find(|e| e.is_assistant()) {
         let obj = entry.object();
         let message = message_of(&obj);
         let model = format!(

@@ -28,6 +28,8 @@ pub struct Tree {
     dangling: HashSet<String>,
     /// Whether some id was indexed twice.
     repeated_ids: bool,
+    /// How many entries are not tree nodes (no id, or a second header line).
+    unindexed: usize,
     labels: HashMap<String, Label>,
     label_seq: u64,
     leaf: Option<String>,
@@ -184,6 +186,8 @@ impl Tree {
         if let Some(id) = indexed_id(entry) {
             let earlier = self.by_id.insert(id.to_owned(), index);
             self.repeated_ids |= earlier.is_some();
+        } else {
+            self.unindexed += 1;
         }
     }
 
@@ -295,26 +299,38 @@ impl Tree {
     /// The whole tree as a flat pre-order list of nodes; every id exactly once.
     pub fn tree(&self) -> Vec<TreeNode<'_>> {
         let nodes = self.unique_nodes();
-        // Node number of each entry that is a node.
-        let mut position = vec![None; self.entries.len()];
-        for (n, &i) in nodes.iter().enumerate() {
-            position[i] = Some(n);
+        // Node number of each entry that is a node. In the common case, every entry
+        // is a node once: node n is entry n, and no entry needs to be looked at.
+        let every_entry_once = !self.repeated_ids && self.unindexed == 0;
+        let mut position = Vec::new();
+        if !every_entry_once {
+            position = vec![None; self.entries.len()];
+            for (n, &i) in nodes.iter().enumerate() {
+                position[i] = Some(n);
+            }
         }
+        let node_of = |i: usize| {
+            if every_entry_once {
+                Some(i)
+            } else {
+                position[i]
+            }
+        };
         let parent: Vec<Option<usize>> = nodes
             .iter()
             .enumerate()
-            .map(|(n, &i)| {
-                self.parents[i]
-                    .and_then(|p| position[p])
-                    .filter(|&p| p != n)
-            })
+            .map(|(n, &i)| self.parents[i].and_then(node_of).filter(|&p| p != n))
             .collect();
         let parent = cut_cycles(parent);
         let (roots, mut children) = Children::group(&parent);
         for n in 0..nodes.len() {
             let list = children.of_mut(n);
-            if list.len() > 1 {
-                list.sort_by_cached_key(|&c| sort_key(&self.entries[nodes[c]]));
+            // A branch point has two or three children nearly always: keys are cheaper
+            // to compute again than to cache.
+            match list.len() {
+                0 | 1 => {}
+                2..=4 => list.sort_by_key(|&c| sort_key(&self.entries[nodes[c]])),
+                _ => list.sort_by_cached_key(|&c| sort_key(&self.entries[nodes[c]])),
             }
         }
         let mut out = Vec::with_capacity(nodes.len());
@@ -337,6 +353,9 @@ impl Tree {
 
     /// For each distinct id, the index of the entry that wins (the last), in first-appearance order.
     fn unique_nodes(&self) -> Vec<usize> {
+        if !self.repeated_ids && self.unindexed == 0 {
+            return (0..self.entries.len()).collect();
+        }
         if !self.repeated_ids {
             return (0..self.entries.len())
                 .filter(|&i| indexed_id(&self.entries[i]).is_some())
