@@ -198,20 +198,20 @@ impl Harness {
                 hello.profile, self.profile
             ));
         }
-        // The adapter that said hello is the first job's.
-        let first = Mutex::new(Some(first));
+        // The adapter that said hello is the first job's (started on its CPU).
+        let mut first = Some(first);
         let order = heaviest_first(cases);
         let next = AtomicUsize::new(0);
         let done = AtomicUsize::new(0);
         let results: Mutex<Vec<Option<CaseResult>>> = Mutex::new(vec![None; cases.len()]);
         std::thread::scope(|scope| {
             for job in 0..self.jobs.min(cases.len().max(1)) {
-                let (first, pin, make, hello) = (&first, &pin, &make, &hello);
+                let mine = first.take();
+                let (pin, make, hello) = (&pin, &make, &hello);
                 let (order, next, done, results) = (&order, &next, &done, &results);
                 scope.spawn(move || {
                     pin(job);
-                    let taken = first.lock().ok().and_then(|mut f| f.take());
-                    let (mut adapter, hello) = if let Some(adapter) = taken {
+                    let (mut adapter, hello) = if let Some(adapter) = mine {
                         (adapter, hello.clone())
                     } else {
                         let mut adapter = make();

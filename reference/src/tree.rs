@@ -301,7 +301,7 @@ impl Tree {
         let nodes = self.unique_nodes();
         // Node number of each entry that is a node. In the common case, every entry
         // is a node once: node n is entry n, and no entry needs to be looked at.
-        let every_entry_once = !self.repeated_ids && self.unindexed == 0;
+        let every_entry_once = self.every_entry_once();
         let mut position = Vec::new();
         if !every_entry_once {
             position = vec![None; self.entries.len()];
@@ -351,9 +351,14 @@ impl Tree {
         out
     }
 
+    /// Whether every entry is a tree node, once: no entry without an id, no id twice.
+    fn every_entry_once(&self) -> bool {
+        !self.repeated_ids && self.unindexed == 0
+    }
+
     /// For each distinct id, the index of the entry that wins (the last), in first-appearance order.
     fn unique_nodes(&self) -> Vec<usize> {
-        if !self.repeated_ids && self.unindexed == 0 {
+        if self.every_entry_once() {
             return (0..self.entries.len()).collect();
         }
         if !self.repeated_ids {
