@@ -10,7 +10,7 @@ use std::path::{Path, PathBuf};
 use serde_json::{json, Value};
 use session_reference::listing::{self, RecentSession, SessionInfo};
 use session_reference::model::Profile;
-use session_reference::resume::{count_matches, decide, find, Match, Outcome, Scope};
+use session_reference::resume::{decide, find, find_counted, Match, Outcome, Scope};
 use session_reference::store::Store;
 
 use crate::inspect::{self, InspectError};
@@ -170,17 +170,16 @@ fn table(rows: &[[String; 4]]) -> String {
 /// `sessions resolve VALUE`: what `--resume VALUE` would open, and why.
 pub fn resolve(place: &Place, value: &str) -> String {
     let scope = place.scope();
-    let found = find(value, &scope);
+    let (found, n) = find_counted(value, &scope);
     let mut out = String::new();
     let why = match &found {
         Match::Path(path) => format!("{value:?} looks like a path (it holds / or \\ or ends in .jsonl): {} is opened as given", path.display()),
         Match::None => format!("no session id starts with {value:?}, in this project ({}) or any other", scope.local_dir().display()),
         Match::Local(info) | Match::Global(info) => {
-            let (local, global) = count_matches(value, &scope);
-            let (scope_name, n) = if matches!(found, Match::Local(_)) {
-                ("this project", local)
+            let scope_name = if matches!(found, Match::Local(_)) {
+                "this project"
             } else {
-                ("another project", global)
+                "another project"
             };
             let mut why = format!(
                 "{} (id {}, cwd {}) in {scope_name}",

@@ -53,37 +53,41 @@ impl Scope<'_> {
 /// forced) across all projects. The first match in list order wins, so an ambiguous
 /// prefix picks the most recently active session, without asking (seed 001).
 pub fn find(value: &str, scope: &Scope<'_>) -> Match {
+    find_counted(value, scope).0
+}
+
+/// [`find`], and how many sessions of the list it matched in start with `value`
+/// (more than one: the prefix was ambiguous). Each list is read once.
+pub fn find_counted(value: &str, scope: &Scope<'_>) -> (Match, usize) {
     if is_path_like(value) {
-        return Match::Path(PathBuf::from(value));
+        return (Match::Path(PathBuf::from(value)), 0);
     }
-    let matches = |info: &SessionInfo| info.id.as_deref().is_some_and(|id| id.starts_with(value));
-    if let Some(local) = list(&scope.local_dir(), scope.profile)
-        .into_iter()
-        .find(matches)
-    {
-        return Match::Local(local);
+    if let (Some(local), n) = first_and_count(list(&scope.local_dir(), scope.profile), value) {
+        return (Match::Local(local), n);
     }
     if scope.profile == Profile::Omp && scope.session_dir.is_some() {
-        return Match::None;
+        return (Match::None, 0);
     }
-    list_all(&scope.store.sessions_root(), scope.profile)
-        .into_iter()
-        .find(matches)
-        .map_or(Match::None, Match::Global)
+    let (global, n) = first_and_count(list_all(&scope.store.sessions_root(), scope.profile), value);
+    (global.map_or(Match::None, Match::Global), n)
 }
 
 /// How many sessions of the lists a prefix matches (for reports of ambiguous prefixes).
 pub fn count_matches(value: &str, scope: &Scope<'_>) -> (usize, usize) {
-    let count = |infos: Vec<SessionInfo>| {
-        infos
-            .iter()
-            .filter(|i| i.id.as_deref().is_some_and(|id| id.starts_with(value)))
-            .count()
-    };
     (
-        count(list(&scope.local_dir(), scope.profile)),
-        count(list_all(&scope.store.sessions_root(), scope.profile)),
+        first_and_count(list(&scope.local_dir(), scope.profile), value).1,
+        first_and_count(list_all(&scope.store.sessions_root(), scope.profile), value).1,
     )
+}
+
+/// The first session of `infos` whose id starts with `prefix`, and how many do.
+fn first_and_count(infos: Vec<SessionInfo>, prefix: &str) -> (Option<SessionInfo>, usize) {
+    let mut matching = infos
+        .into_iter()
+        .filter(|info| info.id.as_deref().is_some_and(|id| id.starts_with(prefix)));
+    let first = matching.next();
+    let count = usize::from(first.is_some()) + matching.count();
+    (first, count)
 }
 
 /// What the CLI does with a [`Match`].
