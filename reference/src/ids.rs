@@ -187,8 +187,13 @@ pub fn parse_iso_ms(text: &str) -> Option<i64> {
             if end == start {
                 return None;
             }
-            let digits = &text[start..end.min(start + 3)];
-            millis = format!("{digits:0<3}").parse().ok()?;
+            // The first three digits, as milliseconds (".5" is 500, ".1234" is 123).
+            let digits = &b[start..end.min(start + 3)];
+            millis = digits
+                .iter()
+                .chain(std::iter::repeat(&b'0'))
+                .take(3)
+                .fold(0, |ms, &d| ms * 10 + i64::from(d - b'0'));
             pos = end;
         }
     }
@@ -283,6 +288,10 @@ mod tests {
             ("2025-06-01T13:00:00+01:00", Some(1_748_779_200_000)),
             ("2025-06-01", Some(1_748_736_000_000)),
             ("2025-06-01T12:00Z", Some(1_748_779_200_000)),
+            ("2025-06-01T12:00:00.5Z", Some(1_748_779_200_500)),
+            ("2025-06-01T12:00:00.25Z", Some(1_748_779_200_250)),
+            ("2025-06-01T12:00:00.1239Z", Some(1_748_779_200_123)),
+            ("2025-06-01T12:00:00.Z", None),
             ("garbage", None),
             ("2025-02-30T00:00:00Z", None),
             ("", None),

@@ -14,6 +14,7 @@ use serde::de::{Deserializer, IgnoredAny, MapAccess, Visitor};
 use serde::Deserialize;
 use serde_json::value::RawValue;
 
+use crate::ids::parse_iso_ms;
 use crate::raw::{as_str, as_string, JsonText, Key, RawObject};
 
 /// The current session format version (000 "Versioning and migrations").
@@ -101,6 +102,10 @@ pub struct Entry {
     pub parent_id: Option<String>,
     /// The ISO timestamp, when it is a string.
     pub timestamp: Option<String>,
+    /// The timestamp in milliseconds since the epoch, when it is a valid ISO string
+    /// (as `Date.parse` reads it) or a finite number (whole milliseconds, as `Date`
+    /// keeps them): what sibling entries are sorted by.
+    pub time_ms: Option<i64>,
     /// The entry's type and the fields the session layer reads.
     pub kind: EntryKind,
     /// The position among all JSON values of the file, header = 0 (what v1 `firstKeptEntryIndex` counts).
@@ -193,6 +198,7 @@ impl Entry {
             id: string(fields.id),
             parent_id: string(fields.parent_id).filter(|p| !p.is_empty()),
             timestamp: string(fields.timestamp),
+            time_ms: fields.timestamp.and_then(time_ms),
             kind: kind_of(fields),
             raw: text,
             ordinal,
@@ -214,6 +220,24 @@ impl Entry {
     pub fn is_assistant(&self) -> bool {
         matches!(&self.kind, EntryKind::Message { role: Some(r), .. } if r == "assistant")
     }
+}
+
+/// A `timestamp` value in milliseconds since the epoch (see [`Entry::time_ms`]).
+fn time_ms(value: &RawValue) -> Option<i64> {
+    if value.get().starts_with('"') {
+        return as_str(value).and_then(|text| parse_iso_ms(&text));
+    }
+    value
+        .get()
+        .parse::<f64>()
+        .ok()
+        .filter(|n| n.is_finite())
+        .map(|n| {
+            // Whole milliseconds, as `Date` keeps them.
+            #[allow(clippy::cast_possible_truncation)]
+            let ms = n.trunc() as i64;
+            ms
+        })
 }
 
 impl EntryKind {
@@ -440,6 +464,23 @@ mod tests {
                 label: Some("x".into())
             }
         );
+    }
+
+    #[test]
+    fn timestamps_read_as_date_does() {
+        let cases = [
+            (r#""2025-06-01T12:00:00.000Z""#, Some(1_748_779_200_000)),
+            ("1748779200000.9", Some(1_748_779_200_000)),
+            ("-1.5", Some(-1)),
+            (r#""garbage""#, None),
+            ("1e400", None),
+            ("true", None),
+        ];
+        for (json, expected) in cases {
+            let text = format!(r#"{{"type":"message","id":"a","timestamp":{json}}}"#);
+            let entry = Entry::from_text(text, 1);
+            assert_eq!(entry.time_ms, expected, "{json}");
+        }
     }
 
     #[test]

@@ -12,7 +12,6 @@
 use smallvec::SmallVec;
 use std::collections::{HashMap, HashSet};
 
-use crate::ids::parse_iso_ms;
 use crate::model::{Entry, EntryKind};
 
 /// An index over a session's entries.
@@ -298,55 +297,24 @@ impl Tree {
 
     /// The whole tree as a flat pre-order list of nodes; every id exactly once.
     pub fn tree(&self) -> Vec<TreeNode<'_>> {
-        let nodes = self.unique_nodes();
-        // Node number of each entry that is a node. In the common case, every entry
-        // is a node once: node n is entry n, and no entry needs to be looked at.
-        let every_entry_once = self.every_entry_once();
-        let mut position = Vec::new();
-        if !every_entry_once {
-            position = vec![None; self.entries.len()];
-            for (n, &i) in nodes.iter().enumerate() {
-                position[i] = Some(n);
-            }
-        }
-        let node_of = |i: usize| {
-            if every_entry_once {
-                Some(i)
-            } else {
-                position[i]
-            }
-        };
-        let parent: Vec<Option<usize>> = nodes
-            .iter()
-            .enumerate()
-            .map(|(n, &i)| self.parents[i].and_then(node_of).filter(|&p| p != n))
-            .collect();
-        let parent = cut_cycles(parent);
+        let nodes = self.nodes();
+        let entry = |n: Node| &self.entries[nodes.entry(n)];
+        let parent = cut_cycles(self.node_parents(&nodes));
         let (roots, mut children) = Children::group(&parent);
-        for n in 0..nodes.len() {
-            let list = children.of_mut(n);
-            // A branch point has two or three children nearly always: keys are cheaper
-            // to compute again than to cache.
-            match list.len() {
-                0 | 1 => {}
-                2..=4 => list.sort_by_key(|&c| sort_key(&self.entries[nodes[c]])),
-                _ => list.sort_by_cached_key(|&c| sort_key(&self.entries[nodes[c]])),
-            }
+        for n in 0..node(nodes.len()) {
+            children.of_mut(n).sort_by_key(|&c| sort_key(entry(c)));
         }
         let mut out = Vec::with_capacity(nodes.len());
-        let mut stack: Vec<usize> = roots.into_iter().rev().collect();
+        let mut stack: Vec<Node> = roots.into_iter().rev().collect();
         while let Some(n) = stack.pop() {
-            let entry = &self.entries[nodes[n]];
+            let node = entry(n);
+            let below = children.of(n);
             out.push(TreeNode {
-                entry,
-                label: self.label(id_of(entry)),
-                children: children
-                    .of(n)
-                    .iter()
-                    .map(|&c| id_of(&self.entries[nodes[c]]))
-                    .collect(),
+                entry: node,
+                label: self.label(id_of(node)),
+                children: below.iter().map(|&c| id_of(entry(c))).collect(),
             });
-            stack.extend(children.of(n).iter().rev());
+            stack.extend(below.iter().rev());
         }
         out
     }
@@ -356,24 +324,92 @@ impl Tree {
         !self.repeated_ids && self.unindexed == 0
     }
 
-    /// For each distinct id, the index of the entry that wins (the last), in first-appearance order.
-    fn unique_nodes(&self) -> Vec<usize> {
+    /// The tree's nodes: for each distinct id, the entry that wins (the last), in
+    /// first-appearance order.
+    fn nodes(&self) -> Nodes {
         if self.every_entry_once() {
-            return (0..self.entries.len()).collect();
+            return Nodes::EveryEntry(self.entries.len());
         }
-        if !self.repeated_ids {
-            return (0..self.entries.len())
+        let listed: Vec<usize> = if self.repeated_ids {
+            let mut seen = vec![false; self.entries.len()];
+            self.entries
+                .iter()
+                .filter(|e| e.kind != EntryKind::ExtraHeader)
+                .filter_map(|e| e.id.as_deref())
+                .filter_map(|id| self.index_of(id))
+                .filter(|&winner| !std::mem::replace(&mut seen[winner], true))
+                .collect()
+        } else {
+            (0..self.entries.len())
                 .filter(|&i| indexed_id(&self.entries[i]).is_some())
-                .collect();
+                .collect()
+        };
+        let mut node_of = vec![NONE; self.entries.len()];
+        for (n, &i) in listed.iter().enumerate() {
+            node_of[i] = node(n);
         }
-        let mut listed = vec![false; self.entries.len()];
-        self.entries
-            .iter()
-            .filter(|e| e.kind != EntryKind::ExtraHeader)
-            .filter_map(|e| e.id.as_deref())
-            .filter_map(|id| self.index_of(id))
-            .filter(|&winner| !std::mem::replace(&mut listed[winner], true))
+        Nodes::Listed { listed, node_of }
+    }
+
+    /// Each node's parent node ([`NONE`] for a root, and for an entry that names itself).
+    fn node_parents(&self, nodes: &Nodes) -> Vec<Node> {
+        (0..node(nodes.len()))
+            .map(|n| {
+                let parent = self.parents[nodes.entry(n)].map_or(NONE, |i| nodes.node_of(i));
+                if parent == n {
+                    NONE
+                } else {
+                    parent
+                }
+            })
             .collect()
+    }
+}
+
+/// A node number in [`Tree::tree`]. Four bytes keep its working arrays small; a
+/// session of 2^32 entries would need hundreds of gigabytes of memory to load.
+type Node = u32;
+
+/// No node: a root's parent, or an entry that is not a node.
+const NONE: Node = Node::MAX;
+
+/// The node number of position `n`, which is less than the entry count.
+fn node(n: usize) -> Node {
+    Node::try_from(n).expect("fewer than 2^32 entries")
+}
+
+/// Which entry each node of [`Tree::tree`] is, and which node each entry is.
+enum Nodes {
+    /// Every entry is a node once (the common case): node `n` is entry `n`, and
+    /// nothing needs to be stored.
+    EveryEntry(usize),
+    /// Node `n` is entry `listed[n]`; entry `i` is node `node_of[i]` ([`NONE`] if none).
+    Listed {
+        listed: Vec<usize>,
+        node_of: Vec<Node>,
+    },
+}
+
+impl Nodes {
+    fn len(&self) -> usize {
+        match self {
+            Nodes::EveryEntry(len) => *len,
+            Nodes::Listed { listed, .. } => listed.len(),
+        }
+    }
+
+    fn entry(&self, n: Node) -> usize {
+        match self {
+            Nodes::EveryEntry(_) => n as usize,
+            Nodes::Listed { listed, .. } => listed[n as usize],
+        }
+    }
+
+    fn node_of(&self, entry: usize) -> Node {
+        match self {
+            Nodes::EveryEntry(_) => node(entry),
+            Nodes::Listed { node_of, .. } => node_of[entry],
+        }
     }
 }
 
@@ -400,67 +436,62 @@ fn is_null_parent(entry: &Entry) -> bool {
 
 /// Children sort by timestamp; an unparseable one sorts first (JavaScript's NaN comparisons, settled).
 fn sort_key(entry: &Entry) -> i64 {
-    match &entry.timestamp {
-        Some(text) => parse_iso_ms(text),
-        None => entry
-            .object()
-            .get("timestamp")
-            .and_then(|v| v.get().parse::<f64>().ok())
-            .filter(|n| n.is_finite())
-            .map(|n| {
-                // Whole milliseconds, as `Date` keeps them.
-                #[allow(clippy::cast_possible_truncation)]
-                let ms = n.trunc() as i64;
-                ms
-            }),
-    }
-    .unwrap_or(i64::MIN)
+    entry.time_ms.unwrap_or(i64::MIN)
 }
 
-/// Every node's children in one list, grouped by parent (two passes, no list per node).
+/// Every node's children in one list, grouped by parent (no list per node).
 struct Children {
-    /// `list[start[n]..start[n + 1]]` are the children of node `n`.
-    start: Vec<usize>,
-    list: Vec<usize>,
+    /// `list[start[n]..start[n + 1]]` are the children of node `n`, in node order.
+    start: Vec<u32>,
+    list: Vec<Node>,
 }
 
 impl Children {
     /// The roots, and the children of each node, both in node order.
-    fn group(parent: &[Option<usize>]) -> (Vec<usize>, Children) {
-        let mut start = vec![0; parent.len() + 1];
-        for p in parent.iter().flatten() {
-            start[p + 1] += 1;
+    fn group(parent: &[Node]) -> (Vec<Node>, Children) {
+        // Count each node's children, add the counts up so that `start[p]` is where
+        // p's children end, then place them from the last node back, moving
+        // `start[p]` down to where they begin.
+        let mut start = vec![0u32; parent.len() + 1];
+        for &p in parent.iter().filter(|&&p| p != NONE) {
+            start[p as usize] += 1;
         }
-        for n in 0..parent.len() {
-            start[n + 1] += start[n];
+        let mut sum = 0;
+        for count in &mut start {
+            sum += *count;
+            *count = sum;
         }
-        let mut next = start.clone();
-        let mut list = vec![0; start[parent.len()]];
+        let mut list = vec![NONE; sum as usize];
         let mut roots = Vec::new();
-        for (n, p) in parent.iter().enumerate() {
-            match *p {
-                Some(p) => {
-                    list[next[p]] = n;
-                    next[p] += 1;
-                }
-                None => roots.push(n),
+        for (n, &p) in parent.iter().enumerate().rev() {
+            if p == NONE {
+                roots.push(node(n));
+            } else {
+                start[p as usize] -= 1;
+                list[start[p as usize] as usize] = node(n);
             }
         }
+        roots.reverse();
         (roots, Children { start, list })
     }
 
-    fn of(&self, n: usize) -> &[usize] {
-        &self.list[self.start[n]..self.start[n + 1]]
+    fn range(&self, n: Node) -> std::ops::Range<usize> {
+        self.start[n as usize] as usize..self.start[n as usize + 1] as usize
     }
 
-    fn of_mut(&mut self, n: usize) -> &mut [usize] {
-        &mut self.list[self.start[n]..self.start[n + 1]]
+    fn of(&self, n: Node) -> &[Node] {
+        &self.list[self.range(n)]
+    }
+
+    fn of_mut(&mut self, n: Node) -> &mut [Node] {
+        let range = self.range(n);
+        &mut self.list[range]
     }
 }
 
 /// Makes every node reach a root: where a parent chain closes on itself, the node
 /// at which it closes becomes a root. Iterative; each node is resolved once.
-fn cut_cycles(mut parent: Vec<Option<usize>>) -> Vec<Option<usize>> {
+fn cut_cycles(mut parent: Vec<Node>) -> Vec<Node> {
     #[derive(Clone, Copy, PartialEq)]
     enum State {
         Unvisited,
@@ -470,18 +501,21 @@ fn cut_cycles(mut parent: Vec<Option<usize>>) -> Vec<Option<usize>> {
     let mut state = vec![State::Unvisited; parent.len()];
     let mut path = Vec::new();
     for start in 0..parent.len() {
-        let mut current = Some(start);
-        while let Some(n) = current {
-            match state[n] {
+        let mut current = start;
+        loop {
+            match state[current] {
                 State::Done => break,
                 State::OnPath => {
-                    parent[n] = None;
+                    parent[current] = NONE;
                     break;
                 }
                 State::Unvisited => {
-                    state[n] = State::OnPath;
-                    path.push(n);
-                    current = parent[n];
+                    state[current] = State::OnPath;
+                    path.push(current);
+                    match parent[current] {
+                        NONE => break,
+                        p => current = p as usize,
+                    }
                 }
             }
         }
