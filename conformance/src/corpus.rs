@@ -4,10 +4,11 @@
 //! byte into the case's working directory, and one golden per profile
 //! (`expected.<profile>.json`) or one shared golden (`expected.json`).
 
-use std::collections::{BTreeMap, HashMap};
+use std::collections::{BTreeMap, HashMap, HashSet};
 use std::fmt;
 use std::fs;
 use std::path::{Path, PathBuf};
+use std::sync::{Arc, OnceLock};
 
 use serde::{Deserialize, Serialize};
 use serde_json::Value;
@@ -77,9 +78,26 @@ pub struct Case {
     pub group: String,
     /// Input files: name → bytes.
     pub inputs: BTreeMap<String, Vec<u8>>,
-    /// The known tokens of its inputs, arguments and mtimes (normalisation), collected on
-    /// first use and shared by every later run of the case.
-    pub known: std::sync::OnceLock<std::sync::Arc<std::collections::HashSet<String>>>,
+    /// What every run of the case needs and the first one works out: see [`Derived`].
+    pub derived: Derived,
+}
+
+/// What runs of a case share, worked out on first use: its known tokens and its goldens.
+#[derive(Debug, Clone, Default)]
+pub struct Derived {
+    /// The known tokens of the inputs, arguments and mtimes (normalisation).
+    known: OnceLock<Arc<HashSet<String>>>,
+    /// Each profile's golden, in [`Profile::ALL`] order.
+    goldens: [OnceLock<Golden>; Profile::ALL.len()],
+}
+
+/// A case's expected output for one profile.
+#[derive(Debug, Clone)]
+pub struct Golden {
+    /// `expected.<profile>.json` if present, else `expected.json`.
+    pub path: PathBuf,
+    /// Its text; `None` when it cannot be read.
+    pub text: Option<String>,
 }
 
 /// A problem found while loading or linting the corpus.
@@ -125,10 +143,22 @@ impl Case {
         }
     }
 
+    /// The golden for `profile`, read on first use (a run reads each golden once, however
+    /// often it runs the case).
+    pub fn golden(&self, profile: Profile) -> &Golden {
+        let slot = Profile::ALL.iter().position(|&p| p == profile).unwrap_or(0);
+        self.derived.goldens[slot].get_or_init(|| {
+            let path = self.golden_path(profile);
+            let text = fs::read_to_string(&path).ok();
+            Golden { path, text }
+        })
+    }
+
     /// The tokens a normaliser keeps as they are: those of the input files, the expanded
     /// arguments and the `mtimes` (PROTOCOL.md "Normalisation", rule 1). Collected once.
-    pub fn known_tokens(&self) -> std::sync::Arc<std::collections::HashSet<String>> {
-        self.known
+    pub fn known_tokens(&self) -> Arc<HashSet<String>> {
+        self.derived
+            .known
             .get_or_init(|| {
                 let args = format!("{} {:?}", self.args(), self.file.mtimes);
                 let texts: Vec<std::borrow::Cow<str>> = self
@@ -136,7 +166,7 @@ impl Case {
                     .values()
                     .map(|b| String::from_utf8_lossy(b))
                     .collect();
-                std::sync::Arc::new(crate::normalize::known_tokens(
+                Arc::new(crate::normalize::known_tokens(
                     texts.iter().map(AsRef::as_ref).chain([args.as_str()]),
                 ))
             })
@@ -223,7 +253,7 @@ pub fn load_case(dir: &Path) -> Result<Case, CorpusError> {
         dir: dir.to_path_buf(),
         group,
         inputs,
-        known: std::sync::OnceLock::new(),
+        derived: Derived::default(),
     })
 }
 
@@ -406,7 +436,7 @@ mod tests {
             dir: PathBuf::from("x"),
             group: "g".into(),
             inputs: BTreeMap::from([("s.jsonl".into(), br#"{"id":"deadbeef"}"#.to_vec())]),
-            known: std::sync::OnceLock::new(),
+            derived: Derived::default(),
         };
         let known = case.known_tokens();
         for token in ["deadbeef", "abcd1234", "2026-03-01T12:00:00.000Z"] {

@@ -124,7 +124,7 @@ fn make_case(
         dir: PathBuf::from(&name),
         group: "generated".into(),
         inputs,
-        known: std::sync::OnceLock::new(),
+        derived: crate::corpus::Derived::default(),
     }
 }
 

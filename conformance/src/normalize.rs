@@ -302,17 +302,14 @@ impl Normalizer {
 
     /// Normalises the tokens inside one string.
     pub fn text(&mut self, s: &str) -> String {
-        // A known token (an id or time from the inputs) stays as it is: no pattern
-        // finds anything else in it. Most ids in an output are known.
-        if self.known.contains(s) {
-            return s.to_owned();
-        }
         let mut out = if !self.dir.is_empty() && s.contains(&self.dir) {
             s.replace(&self.dir, "<dir>")
-        } else if may_hold_token(s) {
-            s.to_owned()
-        } else {
+        } else if !may_hold_token(s) || self.known.contains(s) {
+            // Nothing a pattern finds, or a known token (an id or time from the inputs,
+            // in which no pattern finds anything else): most strings of an output.
             return s.to_owned();
+        } else {
+            s.to_owned()
         };
         let patterns = self.patterns;
         for (pattern, re) in patterns {

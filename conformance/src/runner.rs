@@ -303,16 +303,14 @@ fn compare_case(
             return apply_divergence(result, divergences);
         }
     };
-    let golden_path = case.golden_path(profile);
-    let golden_text = fs::read_to_string(&golden_path).ok();
+    let golden = case.golden(profile);
+    let (golden_path, golden_text) = (&golden.path, golden.text.as_deref());
     // Goldens are canonical text. Equal canonical texts are equal values (the text parses
     // back to the value it was rendered from), and then neither stripping the golden's
     // extras nor ignoring extra context keys changes anything: such a case is a pass
     // without parsing its golden. Any other text is parsed and compared as a value.
-    if golden_text.as_deref() != Some(canonical(&actual).as_str()) {
-        let Some(expected) = golden_text
-            .as_deref()
-            .and_then(|t| session_reference::raw::parse_value(t).ok())
+    if golden_text != Some(canonical(&actual).as_str()) {
+        let Some(expected) = golden_text.and_then(|t| session_reference::raw::parse_value(t).ok())
         else {
             result.status = Status::Fail;
             result
@@ -321,7 +319,7 @@ fn compare_case(
             result.actual = Some(canonical(&actual));
             return result;
         };
-        compare_values(&mut result, expected, actual, case, hello, &golden_path);
+        compare_values(&mut result, expected, actual, case, hello, golden_path);
     }
     let safety_failed = !notes.iter().all(|n| n.starts_with("error "));
     result.notes.extend(notes);

@@ -83,10 +83,10 @@ impl History {
         if trimmed.is_empty() || self.last_prompt.as_deref() == Some(trimmed) {
             return Ok(false);
         }
-        self.db.execute(
-            "INSERT INTO history (prompt, cwd) VALUES (?1, ?2)",
-            params![trimmed, cwd],
-        )?;
+        // Cached: the insert (and the trigger it fires) is compiled once per connection.
+        self.db
+            .prepare_cached("INSERT INTO history (prompt, cwd) VALUES (?1, ?2)")?
+            .execute(params![trimmed, cwd])?;
         self.last_prompt = Some(trimmed.to_owned());
         Ok(true)
     }
@@ -133,7 +133,7 @@ impl History {
         if limit == 0 {
             return Ok(Vec::new());
         }
-        let mut stmt = self.db.prepare(sql)?;
+        let mut stmt = self.db.prepare_cached(sql)?;
         let map = |r: &rusqlite::Row<'_>| {
             Ok(HistoryEntry {
                 id: r.get(0)?,
