@@ -3,15 +3,15 @@
 //! Invariant: a misbehaving adapter (hang, crash, non-JSON, a huge answer) fails
 //! only the case at hand; the process is killed and started again for the next.
 
-use std::io::{BufRead, BufReader, Read, Write};
+use std::io::{Read, Write};
 use std::process::{Child, ChildStdin, Command, Stdio};
-use std::sync::mpsc::{self, Receiver, RecvTimeoutError};
 use std::sync::{Arc, Mutex};
 use std::thread;
 use std::time::Duration;
 
 use session_reference::model::Profile;
 
+use crate::answers::{Answers, Line};
 use crate::execute;
 use crate::protocol::{Hello, Request, Response, RunnerHello, PROTOCOL_VERSION};
 
@@ -87,18 +87,9 @@ struct Running {
     child: Child,
     /// `None` once closed (one-shot mode closes it after the request).
     stdin: Option<ChildStdin>,
-    lines: Receiver<Line>,
+    answers: Answers,
     stderr: Arc<Mutex<Vec<u8>>>,
 }
-
-enum Line {
-    Text(String),
-    TooLong,
-    Eof,
-}
-
-/// What a pipe holds on Linux, and so what one read can return.
-const PIPE_CHUNK: usize = 64 * 1024;
 
 impl ProcessAdapter {
     /// An adapter started as `argv` (no shell), for `profile`.
@@ -158,37 +149,10 @@ impl ProcessAdapter {
                 }
             });
         }
-        let (tx, rx) = mpsc::channel();
-        thread::spawn(move || {
-            // A pipe holds 64 KiB: read it whole, not in 8 KiB steps.
-            let mut reader = BufReader::with_capacity(PIPE_CHUNK, stdout);
-            // Each line starts with room for the longest so far, so a long answer
-            // is not grown (and copied) step by step.
-            let mut room = PIPE_CHUNK;
-            loop {
-                let mut buf = Vec::with_capacity(room);
-                let read = (&mut reader)
-                    .take(MAX_RESPONSE_BYTES + 1)
-                    .read_until(b'\n', &mut buf);
-                room = room.max(buf.len() + 1);
-                let line = match read {
-                    Ok(0) | Err(_) => Line::Eof,
-                    Ok(_) if buf.len() as u64 > MAX_RESPONSE_BYTES => Line::TooLong,
-                    Ok(_) => Line::Text(
-                        String::from_utf8(buf)
-                            .unwrap_or_else(|e| String::from_utf8_lossy(e.as_bytes()).into_owned()),
-                    ),
-                };
-                let stop = !matches!(line, Line::Text(_));
-                if tx.send(line).is_err() || stop {
-                    break;
-                }
-            }
-        });
         Ok(Running {
             child,
             stdin: Some(stdin),
-            lines: rx,
+            answers: Answers::new(stdout),
             stderr,
         })
     }
@@ -287,6 +251,10 @@ impl Drop for ProcessAdapter {
         if let Some(mut running) = self.running.take() {
             let _ = send(&mut running, br#"{"type":"bye"}"#.to_vec());
             let deadline = std::time::Instant::now() + Duration::from_secs(2);
+            // An adapter's stdout closes when it exits: wait for that rather than poll
+            // for the exit (lines after `bye` are ignored).
+            let left = || deadline.saturating_duration_since(std::time::Instant::now());
+            while let Line::Text(_) = running.answers.next(left(), MAX_RESPONSE_BYTES) {}
             while std::time::Instant::now() < deadline {
                 if matches!(running.child.try_wait(), Ok(Some(_))) {
                     return;
@@ -312,15 +280,13 @@ fn send(running: &mut Running, mut line: Vec<u8>) -> Result<(), Failure> {
 }
 
 fn receive(running: &mut Running, timeout: Duration) -> Result<String, Failure> {
-    match running.lines.recv_timeout(timeout) {
-        Ok(Line::Text(text)) => Ok(text),
-        Ok(Line::TooLong) => Err(Failure::Protocol(format!(
+    match running.answers.next(timeout, MAX_RESPONSE_BYTES) {
+        Line::Text(text) => Ok(text),
+        Line::TooLong => Err(Failure::Protocol(format!(
             "response longer than {MAX_RESPONSE_BYTES} bytes"
         ))),
-        Ok(Line::Eof) | Err(RecvTimeoutError::Disconnected) => {
-            Err(Failure::Crash("adapter exited".into()))
-        }
-        Err(RecvTimeoutError::Timeout) => Err(Failure::Timeout),
+        Line::Eof => Err(Failure::Crash("adapter exited".into())),
+        Line::Timeout => Err(Failure::Timeout),
     }
 }
 
