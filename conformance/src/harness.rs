@@ -20,10 +20,11 @@ use globset::{Glob, GlobMatcher};
 use serde_json::Value;
 use session_reference::model::Profile;
 
-use crate::adapter::{Adapter, ProcessAdapter, ReferenceAdapter};
+use crate::adapter::{Adapter, Failure, ProcessAdapter, ReferenceAdapter};
 use crate::affinity;
 use crate::corpus::{self, Case, CorpusError};
 use crate::normalize::canonical;
+use crate::protocol::Hello;
 use crate::report::ProfileRun;
 use crate::runner::{produce, run_case, unified_diff, CaseResult, Divergences, Status};
 
@@ -178,46 +179,52 @@ impl Harness {
                 affinity::pin_current_thread(cpus[job % cpus.len()]);
             }
         };
-        // The first adapter is started on the first job's CPU, from a thread of its own
-        // so that the caller's thread is not pinned.
-        let (first, hello) = std::thread::scope(|scope| {
-            scope
-                .spawn(|| {
-                    pin(0);
-                    let mut first = make();
-                    let hello = first.hello();
-                    (first, hello)
-                })
-                .join()
-        })
-        .map_err(|_| "the adapter's start panicked".to_owned())?;
-        let hello = hello.map_err(|e| format!("adapter did not start: {e:?}"))?;
+        // Every job's adapter is started at once, each from a thread pinned to its job's
+        // CPU (the caller's thread stays unpinned), so that no job waits for another's
+        // start. The first one's hello is the run's.
+        let jobs = self.jobs.min(cases.len().max(1));
+        let started: Vec<(Box<dyn Adapter>, Result<Hello, Failure>)> =
+            std::thread::scope(|scope| {
+                let starting: Vec<_> = (0..jobs)
+                    .map(|job| {
+                        let pin = &pin;
+                        scope.spawn(move || {
+                            pin(job);
+                            let mut adapter = make();
+                            let hello = adapter.hello();
+                            (adapter, hello)
+                        })
+                    })
+                    .collect();
+                starting
+                    .into_iter()
+                    .map(std::thread::ScopedJoinHandle::join)
+                    .collect::<Result<Vec<_>, _>>()
+            })
+            .map_err(|_| "the adapter's start panicked".to_owned())?;
+        let hello = match started.first() {
+            Some((_, Ok(hello))) => hello.clone(),
+            Some((_, Err(e))) => return Err(format!("adapter did not start: {e:?}")),
+            None => return Err("no job to run".to_owned()),
+        };
         if hello.profile != self.profile.name() {
             return Err(format!(
                 "adapter implements profile {:?}, not {}",
                 hello.profile, self.profile
             ));
         }
-        // The adapter that said hello is the first job's (started on its CPU).
-        let mut first = Some(first);
         let order = heaviest_first(cases);
         let next = AtomicUsize::new(0);
         let done = AtomicUsize::new(0);
         let results: Mutex<Vec<Option<CaseResult>>> = Mutex::new(vec![None; cases.len()]);
         std::thread::scope(|scope| {
-            for job in 0..self.jobs.min(cases.len().max(1)) {
-                let mine = first.take();
-                let (pin, make, hello) = (&pin, &make, &hello);
+            for (job, (mut adapter, own_hello)) in started.into_iter().enumerate() {
+                let (pin, hello) = (&pin, &hello);
                 let (order, next, done, results) = (&order, &next, &done, &results);
                 scope.spawn(move || {
                     pin(job);
-                    let (mut adapter, hello) = if let Some(adapter) = mine {
-                        (adapter, hello.clone())
-                    } else {
-                        let mut adapter = make();
-                        let hello = adapter.hello().unwrap_or_else(|_| hello.clone());
-                        (adapter, hello)
-                    };
+                    // An adapter that did not say hello is started again by its first case.
+                    let hello = own_hello.unwrap_or_else(|_| hello.clone());
                     while let Some(&i) = order.get(next.fetch_add(1, Ordering::SeqCst)) {
                         let case = cases[i];
                         let result = run_case(
