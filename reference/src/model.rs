@@ -102,10 +102,12 @@ pub struct Entry {
     pub parent_id: Option<String>,
     /// The ISO timestamp, when it is a string.
     pub timestamp: Option<String>,
-    /// The timestamp in milliseconds since the epoch, when it is a valid ISO string
-    /// (as `Date.parse` reads it) or a finite number (whole milliseconds, as `Date`
-    /// keeps them): what sibling entries are sorted by.
-    pub time_ms: Option<i64>,
+    /// What sibling entries are sorted by: the timestamp in milliseconds since the
+    /// epoch when it is a valid ISO string (as `Date.parse` reads it) or a finite
+    /// number (whole milliseconds, as `Date` keeps them); [`NO_TIME`] otherwise, which
+    /// sorts first (JavaScript's NaN comparisons, settled). Eight bytes, not an
+    /// `Option`'s sixteen: a million-entry session keeps a million of them.
+    pub time_ms: i64,
     /// The entry's type and the fields the session layer reads.
     pub kind: EntryKind,
     /// The position among all JSON values of the file, header = 0 (what v1 `firstKeptEntryIndex` counts).
@@ -198,7 +200,7 @@ impl Entry {
             id: string(fields.id),
             parent_id: string(fields.parent_id).filter(|p| !p.is_empty()),
             timestamp: string(fields.timestamp),
-            time_ms: fields.timestamp.and_then(time_ms),
+            time_ms: fields.timestamp.and_then(time_ms).unwrap_or(NO_TIME),
             kind: kind_of(fields),
             raw: text,
             ordinal,
@@ -221,6 +223,10 @@ impl Entry {
         matches!(&self.kind, EntryKind::Message { role: Some(r), .. } if r == "assistant")
     }
 }
+
+/// [`Entry::time_ms`] of an entry without a valid timestamp. No valid time is this
+/// far from the epoch (`Date` stops at ±8.64e15 ms).
+pub const NO_TIME: i64 = i64::MIN;
 
 /// A `timestamp` value in milliseconds since the epoch (see [`Entry::time_ms`]).
 fn time_ms(value: &RawValue) -> Option<i64> {
@@ -469,12 +475,12 @@ mod tests {
     #[test]
     fn timestamps_read_as_date_does() {
         let cases = [
-            (r#""2025-06-01T12:00:00.000Z""#, Some(1_748_779_200_000)),
-            ("1748779200000.9", Some(1_748_779_200_000)),
-            ("-1.5", Some(-1)),
-            (r#""garbage""#, None),
-            ("1e400", None),
-            ("true", None),
+            (r#""2025-06-01T12:00:00.000Z""#, 1_748_779_200_000),
+            ("1748779200000.9", 1_748_779_200_000),
+            ("-1.5", -1),
+            (r#""garbage""#, NO_TIME),
+            ("1e400", NO_TIME),
+            ("true", NO_TIME),
         ];
         for (json, expected) in cases {
             let text = format!(r#"{{"type":"message","id":"a","timestamp":{json}}}"#);

@@ -170,6 +170,23 @@ fn cores() -> usize {
 
 /// [`parse_owned`] on at most `threads` threads (the result does not depend on how many).
 fn parse_in_threads(bytes: Vec<u8>, profile: Profile, threads: usize) -> Parsed {
+    parse_in_segments(bytes, profile, threads, SEGMENT_BYTES)
+}
+
+/// Lines are read (in parallel) and then assembled (in order) a segment of about
+/// this many bytes at a time, so that the lines read but not yet assembled (an entry
+/// each, and more) never take more than one segment's worth of memory: on a
+/// million-entry session they would otherwise hold as much again as the entries.
+const SEGMENT_BYTES: usize = 32 << 20;
+
+/// [`parse_in_threads`], `segment_bytes` of the file at a time (the result does not
+/// depend on it).
+fn parse_in_segments(
+    bytes: Vec<u8>,
+    profile: Profile,
+    threads: usize,
+    segment_bytes: usize,
+) -> Parsed {
     let (text, invalid_utf8) = match String::from_utf8(bytes) {
         Ok(text) => (text, None),
         Err(e) => {
@@ -188,21 +205,48 @@ fn parse_in_threads(bytes: Vec<u8>, profile: Profile, threads: usize) -> Parsed 
         });
         body.start = '\u{feff}'.len_utf8();
     }
-    let runs = read_lines(&text, body, profile, invalid_utf8.is_some(), threads);
-    let line_count = runs.iter().map(Vec::len).sum();
+    let segments = split_runs(
+        &text,
+        body.clone(),
+        body.len().div_ceil(segment_bytes).max(1),
+    );
     let mut assembly = Assembly {
-        line_count,
+        // Every line is before the last until the last segment is read.
+        line_count: usize::MAX,
         ends_with_newline,
         diagnostics,
-        entries: Vec::with_capacity(line_count),
         ..Assembly::default()
     };
-    // Run by run, so that each run's lines are freed once their entries have moved.
-    let lines = runs.into_iter().flatten();
-    for (index, line) in lines.enumerate() {
-        assembly.take(index + 1, line, &text);
-        if matches!(assembly.header, Some(Err(_))) {
-            break;
+    let mut number = 0;
+    let last = segments.len() - 1;
+    'segments: for (k, segment) in segments.into_iter().enumerate() {
+        let runs = read_lines(
+            &text,
+            segment.clone(),
+            profile,
+            invalid_utf8.is_some(),
+            threads,
+        );
+        let count: usize = runs.iter().map(Vec::len).sum();
+        if k == 0 {
+            // Exact for one segment; else scaled up from the first, with an eighth more.
+            let estimate = if last == 0 {
+                count
+            } else {
+                count.saturating_mul(body.len()) / segment.len().max(1) * 9 / 8
+            };
+            assembly.entries.reserve(estimate);
+        }
+        if k == last {
+            assembly.line_count = number + count;
+        }
+        // Run by run, so that each run's lines are freed once their entries have moved.
+        for line in runs.into_iter().flatten() {
+            number += 1;
+            assembly.take(number, line, &text);
+            if matches!(assembly.header, Some(Err(_))) {
+                break 'segments;
+            }
         }
     }
     assembly.finish(text, invalid_utf8)
@@ -631,6 +675,10 @@ mod tests {
             let many = parse_in_threads(text.clone().into_bytes(), profile, 3);
             assert!(text.len() > PARALLEL_MIN_BYTES && one.entries.len() > 11_000);
             assert_eq!(summary(&one), summary(&many));
+            for segment in [1, 100, 300_000] {
+                let cut = parse_in_segments(text.clone().into_bytes(), profile, 2, segment);
+                assert_eq!(summary(&one), summary(&cut), "segments of {segment} bytes");
+            }
         }
     }
 

@@ -18,10 +18,11 @@ use crate::model::{Entry, EntryKind};
 #[derive(Debug, Clone, Default)]
 pub struct Tree {
     entries: Vec<Entry>,
-    by_id: HashMap<String, usize>,
-    /// For each entry, the index its `parentId` names now (what `by_id` says), so
+    by_id: HashMap<Box<str>, Node>,
+    /// For each entry, the index its `parentId` names now (what `by_id` says; [`NONE`]
+    /// for none), so
     /// that walks look nothing up.
-    parents: Vec<Option<usize>>,
+    parents: Vec<Node>,
     /// Parent ids that name no entry (yet): an entry that takes one changes the
     /// parent of the entries that name it.
     dangling: HashSet<String>,
@@ -121,7 +122,7 @@ impl Tree {
             self.resolve_parents();
         } else {
             let parent = self.resolve_parent(index);
-            self.parents.push(parent);
+            self.parents.push(parent.map_or(NONE, node));
             if let (None, Some(id)) = (parent, &self.entries[index].parent_id) {
                 self.dangling.insert(id.clone());
             }
@@ -136,13 +137,13 @@ impl Tree {
     /// Looks up every entry's parent again.
     fn resolve_parents(&mut self) {
         self.parents = (0..self.entries.len())
-            .map(|i| self.resolve_parent(i))
+            .map(|i| self.resolve_parent(i).map_or(NONE, node))
             .collect();
         self.dangling = self
             .entries
             .iter()
             .zip(&self.parents)
-            .filter(|(_, parent)| parent.is_none())
+            .filter(|(_, &parent)| parent == NONE)
             .filter_map(|(entry, _)| entry.parent_id.clone())
             .collect();
     }
@@ -183,7 +184,7 @@ impl Tree {
             }
         }
         if let Some(id) = indexed_id(entry) {
-            let earlier = self.by_id.insert(id.to_owned(), index);
+            let earlier = self.by_id.insert(id.into(), node(index));
             self.repeated_ids |= earlier.is_some();
         } else {
             self.unindexed += 1;
@@ -202,12 +203,12 @@ impl Tree {
 
     /// The entry with `id` (the last one when ids repeat).
     pub fn get(&self, id: &str) -> Option<&Entry> {
-        self.by_id.get(id).map(|&i| &self.entries[i])
+        self.index_of(id).map(|i| &self.entries[i])
     }
 
     /// Index of the entry with `id` in [`Tree::entries`].
     pub fn index_of(&self, id: &str) -> Option<usize> {
-        self.by_id.get(id).copied()
+        self.by_id.get(id).map(|&i| i as usize)
     }
 
     /// Whether `id` names an entry.
@@ -258,7 +259,8 @@ impl Tree {
             .iter()
             .filter_map(|e| {
                 let id = e.id.as_deref()?;
-                seen.insert(id).then(|| &self.entries[self.by_id[id]])
+                seen.insert(id)
+                    .then(|| &self.entries[self.by_id[id] as usize])
             })
             .filter(|e| match parent {
                 Some(p) => e.parent_id.as_deref() == Some(p),
@@ -267,13 +269,21 @@ impl Tree {
             .collect()
     }
 
+    /// The index of the entry that entry `index`'s `parentId` names.
+    fn parent_of(&self, index: usize) -> Option<usize> {
+        match self.parents[index] {
+            NONE => None,
+            parent => Some(parent as usize),
+        }
+    }
+
     /// Indices of the root→`start` path; stops at a missing parent or a repeated entry.
     pub fn path_from_index(&self, start: usize) -> Vec<usize> {
         let mut path = vec![start];
         let mut seen = vec![false; self.entries.len()];
         seen[start] = true;
         let mut current = start;
-        while let Some(parent) = self.parents[current] {
+        while let Some(parent) = self.parent_of(current) {
             if std::mem::replace(&mut seen[parent], true) {
                 break;
             }
@@ -355,7 +365,9 @@ impl Tree {
     fn node_parents(&self, nodes: &Nodes) -> Vec<Node> {
         (0..node(nodes.len()))
             .map(|n| {
-                let parent = self.parents[nodes.entry(n)].map_or(NONE, |i| nodes.node_of(i));
+                let parent = self
+                    .parent_of(nodes.entry(n))
+                    .map_or(NONE, |i| nodes.node_of(i));
                 if parent == n {
                     NONE
                 } else {
@@ -366,14 +378,15 @@ impl Tree {
     }
 }
 
-/// A node number in [`Tree::tree`]. Four bytes keep its working arrays small; a
-/// session of 2^32 entries would need hundreds of gigabytes of memory to load.
+/// An entry's index, or a node's number in [`Tree::tree`], in four bytes: the tree
+/// keeps a few per entry, and a session of 2^32 entries would need hundreds of
+/// gigabytes of memory to load.
 type Node = u32;
 
-/// No node: a root's parent, or an entry that is not a node.
+/// No entry or node: a root's parent, or an entry that is not a node.
 const NONE: Node = Node::MAX;
 
-/// The node number of position `n`, which is less than the entry count.
+/// The four-byte form of index `n`, which is less than the entry count.
 fn node(n: usize) -> Node {
     Node::try_from(n).expect("fewer than 2^32 entries")
 }
@@ -434,9 +447,9 @@ fn is_null_parent(entry: &Entry) -> bool {
             .is_some_and(|v| v.get() == "null")
 }
 
-/// Children sort by timestamp; an unparseable one sorts first (JavaScript's NaN comparisons, settled).
+/// Children sort by timestamp; an unparseable one sorts first (see [`Entry::time_ms`]).
 fn sort_key(entry: &Entry) -> i64 {
-    entry.time_ms.unwrap_or(i64::MIN)
+    entry.time_ms
 }
 
 /// Every node's children in one list, grouped by parent (no list per node).
