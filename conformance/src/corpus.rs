@@ -11,10 +11,11 @@ use std::path::{Path, PathBuf};
 use std::sync::{Arc, OnceLock};
 
 use serde::{Deserialize, Serialize};
+use serde_json::value::RawValue;
 use serde_json::Value;
 use session_reference::model::Profile;
 
-use crate::protocol::OPERATIONS;
+use crate::protocol::{Args, OPERATIONS};
 
 /// `case.json`.
 #[derive(Debug, Clone, Serialize, Deserialize, PartialEq, schemars::JsonSchema)]
@@ -82,13 +83,16 @@ pub struct Case {
     pub derived: Derived,
 }
 
-/// What runs of a case share, worked out on first use: its known tokens and its goldens.
+/// What runs of a case share, worked out on first use: its known tokens, its goldens
+/// and its request arguments.
 #[derive(Debug, Clone, Default)]
 pub struct Derived {
     /// The known tokens of the inputs, arguments and mtimes (normalisation).
     known: OnceLock<Arc<HashSet<String>>>,
     /// Each profile's golden, in [`Profile::ALL`] order.
     goldens: [OnceLock<Golden>; Profile::ALL.len()],
+    /// The arguments, expanded, and their JSON text.
+    args: OnceLock<(Arc<Value>, Arc<RawValue>)>,
 }
 
 /// A case's expected output for one profile.
@@ -160,7 +164,7 @@ impl Case {
         self.derived
             .known
             .get_or_init(|| {
-                let args = format!("{} {:?}", self.args(), self.file.mtimes);
+                let args = format!("{} {:?}", self.request_args().value(), self.file.mtimes);
                 let texts: Vec<std::borrow::Cow<str>> = self
                     .inputs
                     .values()
@@ -176,6 +180,18 @@ impl Case {
     /// The arguments with templates expanded.
     pub fn args(&self) -> Value {
         expand(&self.file.args)
+    }
+
+    /// The arguments of the case's request: expanded and serialised on first use.
+    pub fn request_args(&self) -> Args {
+        let (value, text) = self.derived.args.get_or_init(|| {
+            let value = self.args();
+            // A value always serialises; `null` stands in for the impossible failure.
+            let text = serde_json::value::to_raw_value(&value)
+                .unwrap_or_else(|_| RawValue::NULL.to_owned());
+            (Arc::new(value), Arc::from(text))
+        });
+        Args::new(Arc::clone(value), Arc::clone(text))
     }
 }
 

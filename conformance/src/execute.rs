@@ -38,7 +38,7 @@ pub fn execute(request: &Request) -> Response {
         Err(e) => return Response::error(case, "exception", e),
     };
     let dir = PathBuf::from(&request.dir);
-    let args = &request.args;
+    let args = request.args.value();
     let result = match request.op.as_str() {
         "load" => load(&dir, args, profile),
         "context" => context(&dir, args, profile),

@@ -1,6 +1,9 @@
 //! The adapter protocol's messages (see `PROTOCOL.md`).
 
+use std::sync::Arc;
+
 use serde::{Deserialize, Serialize};
+use serde_json::value::RawValue;
 use serde_json::Value;
 
 /// The protocol version this runner speaks.
@@ -73,7 +76,62 @@ pub struct Request {
     /// The case's working directory (absolute).
     pub dir: String,
     /// The operation's arguments, templates expanded.
-    pub args: Value,
+    #[schemars(with = "Value")]
+    pub args: Args,
+}
+
+/// A request's arguments: a JSON value, and, when the runner made it, its JSON text,
+/// which is what is sent. A case's arguments are expanded and serialised once per
+/// run however often the case runs (some carry 500,000-character strings).
+#[derive(Debug, Clone)]
+pub struct Args {
+    value: Arc<Value>,
+    text: Option<Arc<RawValue>>,
+}
+
+impl Args {
+    /// Arguments with their JSON text (what the runner sends).
+    pub fn new(value: Arc<Value>, text: Arc<RawValue>) -> Args {
+        Args {
+            value,
+            text: Some(text),
+        }
+    }
+
+    /// The arguments as a value.
+    pub fn value(&self) -> &Value {
+        &self.value
+    }
+}
+
+impl From<Value> for Args {
+    fn from(value: Value) -> Args {
+        Args {
+            value: Arc::new(value),
+            text: None,
+        }
+    }
+}
+
+impl PartialEq for Args {
+    fn eq(&self, other: &Args) -> bool {
+        self.value == other.value
+    }
+}
+
+impl Serialize for Args {
+    fn serialize<S: serde::Serializer>(&self, serializer: S) -> Result<S::Ok, S::Error> {
+        match &self.text {
+            Some(text) => text.serialize(serializer),
+            None => self.value.serialize(serializer),
+        }
+    }
+}
+
+impl<'de> Deserialize<'de> for Args {
+    fn deserialize<D: serde::Deserializer<'de>>(deserializer: D) -> Result<Args, D::Error> {
+        Value::deserialize(deserializer).map(Args::from)
+    }
 }
 
 /// An adapter's answer to a [`Request`].

@@ -162,7 +162,7 @@ pub fn produce(
         op: case.file.op.clone(),
         profile: profile.name().into(),
         dir: dir_text.clone(),
-        args: case.args(),
+        args: case.request_args(),
     };
     let response = adapter.call(&request, timeout).map_err(|f| match f {
         Failure::Timeout => (
