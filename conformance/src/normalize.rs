@@ -239,8 +239,16 @@ impl Normalizer {
     /// # Panics
     /// Never: the mask pattern is fixed and valid.
     pub fn files(&mut self, files: &Value) -> Value {
-        let Some(map) = files.as_object() else {
-            return self.value(files);
+        let mut files = files.clone();
+        self.normalize_files(&mut files);
+        files
+    }
+
+    /// [`Normalizer::files`], in place.
+    pub fn normalize_files(&mut self, files: &mut Value) {
+        let Value::Object(map) = files else {
+            self.normalize(files);
+            return;
         };
         let mask = &*MASK;
         // Name, then a short fingerprint of the content (line count and first line), masked.
@@ -252,62 +260,93 @@ impl Normalizer {
             ),
             None => v.to_string(),
         };
-        let mut order: Vec<(String, String, &String)> = map
-            .keys()
-            .map(|k| {
+        let mut order: Vec<(String, String, String, Value)> = std::mem::take(map)
+            .into_iter()
+            .map(|(k, v)| {
                 (
-                    mask.replace_all(k, "#").into_owned(),
-                    mask.replace_all(&fingerprint(&map[k]), "#").into_owned(),
+                    mask.replace_all(&k, "#").into_owned(),
+                    mask.replace_all(&fingerprint(&v), "#").into_owned(),
                     k,
+                    v,
                 )
             })
             .collect();
-        order.sort();
-        let mut out = Map::new();
-        for (_, _, key) in order {
-            let new_key = self.text(key);
-            let new_value = self.value(&map[key]);
-            out.insert(new_key, new_value);
+        order.sort_by(|a, b| (&a.0, &a.1, &a.2).cmp(&(&b.0, &b.1, &b.2)));
+        for (_, _, key, mut value) in order {
+            let key = self.text(&key);
+            self.normalize(&mut value);
+            map.insert(key, value);
         }
-        Value::Object(out)
     }
 
     /// Normalises a value in canonical order.
     pub fn value(&mut self, value: &Value) -> Value {
+        let mut value = value.clone();
+        self.normalize(&mut value);
+        value
+    }
+
+    /// [`Normalizer::value`], in place: object keys are visited in sorted order, and
+    /// only what changes is rebuilt (most of an output is left as it is).
+    pub fn normalize(&mut self, value: &mut Value) {
         match value {
-            Value::String(s) => self.string(s),
-            Value::Array(items) => Value::Array(items.iter().map(|v| self.value(v)).collect()),
-            Value::Object(map) => {
-                let mut keys: Vec<&String> = map.keys().collect();
-                keys.sort();
-                let mut out = Map::new();
-                for key in keys {
-                    let new_key = self.text(key);
-                    let new_value = self.value(&map[key]);
-                    out.insert(new_key, new_value);
+            Value::String(s) => {
+                if let Some(new) = self.string(s) {
+                    *value = new;
                 }
-                Value::Object(out)
             }
-            other => other.clone(),
+            Value::Array(items) => items.iter_mut().for_each(|v| self.normalize(v)),
+            Value::Object(map) => {
+                map.sort_keys();
+                let mut renamed = Vec::new();
+                for (i, (key, value)) in map.iter_mut().enumerate() {
+                    if let Some(new) = self.text_if_changed(key) {
+                        renamed.push((i, new));
+                    }
+                    self.normalize(value);
+                }
+                if !renamed.is_empty() {
+                    let mut renamed = renamed.into_iter().peekable();
+                    *map = std::mem::take(map)
+                        .into_iter()
+                        .enumerate()
+                        .map(
+                            |(i, (key, value))| match renamed.next_if(|(at, _)| *at == i) {
+                                Some((_, new)) => (new, value),
+                                None => (key, value),
+                            },
+                        )
+                        .collect();
+                }
+            }
+            _ => {}
         }
     }
 
-    fn string(&mut self, s: &str) -> Value {
+    /// The normalised form of a string value, when it differs.
+    fn string(&mut self, s: &str) -> Option<Value> {
         let units = utf16_len(s);
         if units > LONG_STRING {
-            return json!({"$long": {"utf16": units, "sha256": hex(&Sha256::digest(s.as_bytes())), "tail": utf16_tail(s, 64)}});
+            return Some(
+                json!({"$long": {"utf16": units, "sha256": hex(&Sha256::digest(s.as_bytes())), "tail": utf16_tail(s, 64)}}),
+            );
         }
-        Value::String(self.text(s))
+        self.text_if_changed(s).map(Value::String)
     }
 
     /// Normalises the tokens inside one string.
     pub fn text(&mut self, s: &str) -> String {
+        self.text_if_changed(s).unwrap_or_else(|| s.to_owned())
+    }
+
+    /// [`Normalizer::text`], when it changes `s`.
+    fn text_if_changed(&mut self, s: &str) -> Option<String> {
         let mut out = if !self.dir.is_empty() && s.contains(&self.dir) {
             s.replace(&self.dir, "<dir>")
         } else if !may_hold_token(s) || self.known.contains(s) {
             // Nothing a pattern finds, or a known token (an id or time from the inputs,
             // in which no pattern finds anything else): most strings of an output.
-            return s.to_owned();
+            return None;
         } else {
             s.to_owned()
         };
@@ -317,7 +356,7 @@ impl Normalizer {
                 out = self.rename(out, pattern, re);
             }
         }
-        out
+        (out != s).then_some(out)
     }
 
     /// Renames the created tokens that `re` (the pattern named `pattern`) finds in `text`.

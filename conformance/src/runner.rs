@@ -185,7 +185,7 @@ pub fn produce(
     };
     strip_extras(&mut response_value, hello);
     strip_error_messages(&mut response_value);
-    let files = snapshot(&dir, &case.inputs);
+    let mut files = snapshot(&dir, &case.inputs);
     let mut notes: Vec<String> = case
         .file
         .safety
@@ -197,8 +197,8 @@ pub fn produce(
     }
     let mut normalizer = Normalizer::with_known(&dir_text, case.known_tokens());
     // The response first: its ids and paths are in an order every implementation shares.
-    let response_value = normalizer.value(&response_value);
-    let files = normalizer.files(&files);
+    normalizer.normalize(&mut response_value);
+    normalizer.normalize_files(&mut files);
     let output = object([("response", response_value), ("files", files)]);
     drop(work);
     Ok((output, notes))
