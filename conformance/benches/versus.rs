@@ -5,7 +5,7 @@
 //! Sessions: about 1, 10 and 100 MB of ~1 KB entries (a branch every 50 entries, a
 //! compaction every 500), and a chain of 1,000,000 small entries. For each it times, in a
 //! fresh process per implementation and operation (the reference: per run): load, context at
-//! the leaf, get_tree (median of 5 runs), and 10,000 appends with fsync off and on (median of 3 runs). It
+//! the leaf, get_tree (median of 5 runs; 9 for the reference), and 10,000 appends with fsync off and on (median of 3 runs). It
 //! reports peak memory from the operating system (`VmHWM`), a bare serde_json parse of
 //! every line as the floor, ratios against the other implementations measured in the same
 //! run, and how each operation grows from 1 to 10 to 100 MB.
@@ -26,6 +26,10 @@ use session_reference::session::{Options, SessionManager};
 
 /// Timed runs of load, context and tree.
 const RUNS: usize = 5;
+/// Timed runs of load, context and tree for the reference, each a process of its own:
+/// more, as they are cheap and the smallest take under a millisecond, where a single
+/// slow run moves a median of five (and the growth ratio computed from it).
+const REFERENCE_RUNS: usize = 9;
 /// Timed runs of the 10,000 appends.
 const APPEND_RUNS: usize = 3;
 /// Appends per run.
@@ -164,7 +168,14 @@ fn measure(implementation: &str, op: &str, file: &Path) -> Value {
         RUNS
     };
     let script = match implementation {
-        "reference" => return measure_reference(op, file, runs),
+        "reference" => {
+            let runs = if op.starts_with("append") {
+                APPEND_RUNS
+            } else {
+                REFERENCE_RUNS
+            };
+            return measure_reference(op, file, runs);
+        }
         "pi-mono" => vec![
             "node".into(),
             here.join("adapters/pi-mono/bench.mjs").into_os_string(),
