@@ -152,7 +152,7 @@ impl ProcessAdapter {
         Ok(Running {
             child,
             stdin: Some(stdin),
-            answers: Answers::new(stdout),
+            answers: Answers::new(stdout, MAX_RESPONSE_BYTES),
             stderr,
         })
     }
@@ -251,10 +251,10 @@ impl Drop for ProcessAdapter {
         if let Some(mut running) = self.running.take() {
             let _ = send(&mut running, br#"{"type":"bye"}"#.to_vec());
             let deadline = std::time::Instant::now() + Duration::from_secs(2);
-            // An adapter's stdout closes when it exits: wait for that rather than poll
-            // for the exit (lines after `bye` are ignored).
+            // An adapter's stdout closes as it exits: wait for that first (lines after
+            // `bye` are ignored; one that keeps writing is stopped at the deadline).
             let left = || deadline.saturating_duration_since(std::time::Instant::now());
-            while let Line::Text(_) = running.answers.next(left(), MAX_RESPONSE_BYTES) {}
+            while let Line::Text(_) = running.answers.next(left()) {}
             while std::time::Instant::now() < deadline {
                 if matches!(running.child.try_wait(), Ok(Some(_))) {
                     return;
@@ -280,7 +280,7 @@ fn send(running: &mut Running, mut line: Vec<u8>) -> Result<(), Failure> {
 }
 
 fn receive(running: &mut Running, timeout: Duration) -> Result<String, Failure> {
-    match running.answers.next(timeout, MAX_RESPONSE_BYTES) {
+    match running.answers.next(timeout) {
         Line::Text(text) => Ok(text),
         Line::TooLong => Err(Failure::Protocol(format!(
             "response longer than {MAX_RESPONSE_BYTES} bytes"

@@ -5,8 +5,8 @@
 //! CPU, which on a virtual machine is slow: on the 2-CPU machine this project is
 //! measured on, a request/response round trip over a pipe takes about 130 µs across
 //! CPUs and 8–10 µs on one. So each job pins its thread to one CPU before it starts
-//! its adapter; the adapter process (and, off Unix, the pipe reader thread) inherit the
-//! pin, and jobs are spread over the CPUs the run may use.
+//! its adapter; the adapter process inherits the pin, and jobs are spread over the
+//! CPUs the run may use.
 
 /// The CPUs this process may run on, in order (empty when unknown).
 pub fn available() -> Vec<usize> {

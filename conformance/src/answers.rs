@@ -27,14 +27,16 @@ const PIPE_CHUNK: usize = 64 * 1024;
 pub struct Answers(imp::Answers);
 
 impl Answers {
-    /// Reads `pipe` from now on.
-    pub fn new(pipe: ChildStdout) -> Answers {
-        Answers(imp::Answers::new(pipe))
+    /// Reads `pipe` from now on; a line longer than `max_bytes` is [`Line::TooLong`].
+    pub fn new(pipe: ChildStdout, max_bytes: u64) -> Answers {
+        Answers(imp::Answers::new(pipe, max_bytes))
     }
 
-    /// The next line, waiting at most `timeout` for it.
-    pub fn next(&mut self, timeout: Duration, max_bytes: u64) -> Line {
-        self.0.next(timeout, max_bytes)
+    /// The next line, waiting at most `timeout` for it. Once `timeout` has passed,
+    /// only a line already read is returned: an adapter that never stops writing
+    /// cannot hold the caller past it.
+    pub fn next(&mut self, timeout: Duration) -> Line {
+        self.0.next(timeout)
     }
 }
 
@@ -54,6 +56,7 @@ mod imp {
 
     pub struct Answers {
         pipe: ChildStdout,
+        max_bytes: u64,
         /// Bytes read: `buf[start..end]` are not yet returned. The buffer keeps the
         /// size of the longest answer, so a long answer is not grown step by step again.
         buf: Vec<u8>,
@@ -61,30 +64,43 @@ mod imp {
         end: usize,
     }
 
+    /// The longest single `poll`: a longer wait is made of several (some systems
+    /// refuse timeouts of weeks).
+    const MAX_POLL: Duration = Duration::from_hours(1);
+
     impl Answers {
-        pub fn new(pipe: ChildStdout) -> Answers {
+        pub fn new(pipe: ChildStdout, max_bytes: u64) -> Answers {
             Answers {
                 pipe,
+                max_bytes,
                 buf: vec![0; PIPE_CHUNK],
                 start: 0,
                 end: 0,
             }
         }
 
-        pub fn next(&mut self, timeout: Duration, max_bytes: u64) -> Line {
-            let deadline = Instant::now() + timeout;
+        pub fn next(&mut self, timeout: Duration) -> Line {
+            // No deadline when it is too far away to be told (a timeout of ages).
+            let deadline = Instant::now().checked_add(timeout);
             // How many unread bytes are known to hold no `\n`.
             let mut scanned = 0;
             loop {
                 let unread = &self.buf[self.start..self.end];
                 if let Some(at) = memchr::memchr(b'\n', &unread[scanned..]) {
-                    let line = unread[..scanned + at].to_vec();
-                    self.start += scanned + at + 1;
+                    let length = scanned + at;
+                    if length as u64 > self.max_bytes {
+                        return Line::TooLong;
+                    }
+                    let line = unread[..length].to_vec();
+                    self.start += length + 1;
                     return Line::Text(text(line));
                 }
                 scanned = unread.len();
-                if scanned as u64 > max_bytes {
+                if scanned as u64 > self.max_bytes {
                     return Line::TooLong;
+                }
+                if deadline.is_some_and(|d| Instant::now() >= d) {
+                    return Line::Timeout;
                 }
                 match self.wait(deadline) {
                     Some(true) => {}
@@ -103,19 +119,24 @@ mod imp {
 
         /// Waits until the pipe can be read (`Some(true)`), the deadline passes
         /// (`Some(false)`) or the pipe fails (`None`).
-        fn wait(&self, deadline: Instant) -> Option<bool> {
+        fn wait(&self, deadline: Option<Instant>) -> Option<bool> {
             loop {
-                let left = deadline.saturating_duration_since(Instant::now());
+                let left = deadline.map_or(MAX_POLL, |d| {
+                    d.saturating_duration_since(Instant::now()).min(MAX_POLL)
+                });
+                // The field types are narrower on some 32-bit systems.
+                #[allow(clippy::unnecessary_fallible_conversions)]
                 let timeout = Timespec {
-                    tv_sec: i64::try_from(left.as_secs()).unwrap_or(i64::MAX),
-                    tv_nsec: i64::from(left.subsec_nanos()),
+                    tv_sec: left.as_secs().try_into().unwrap_or_default(),
+                    tv_nsec: left.subsec_nanos().try_into().unwrap_or_default(),
                 };
                 let mut fds = [PollFd::new(&self.pipe, PollFlags::IN)];
                 match poll(&mut fds, Some(&timeout)) {
                     Ok(0) if left.is_zero() => return Some(false),
                     // Readable, or hung up / in error: the read says which.
                     Ok(n) if n > 0 => return Some(true),
-                    // Woken early (a signal, or a timer's rounding): wait the rest.
+                    // Woken early (a signal, a timer's rounding, a long wait in
+                    // parts): wait the rest.
                     Ok(_) | Err(rustix::io::Errno::INTR) => {}
                     Err(_) => return None,
                 }
@@ -150,31 +171,29 @@ mod imp {
     use std::time::Duration;
 
     use super::{text, Line, PIPE_CHUNK};
-    use crate::adapter::MAX_RESPONSE_BYTES;
 
     pub struct Answers {
         lines: Receiver<Line>,
     }
 
     impl Answers {
-        pub fn new(pipe: ChildStdout) -> Answers {
+        pub fn new(pipe: ChildStdout, max_bytes: u64) -> Answers {
             let (tx, lines) = mpsc::channel();
             thread::spawn(move || {
                 let mut reader = BufReader::with_capacity(PIPE_CHUNK, pipe);
                 loop {
                     let mut buf = Vec::new();
+                    // The line and its `\n`, and a byte more to tell a line that is too long.
                     let read = (&mut reader)
-                        .take(MAX_RESPONSE_BYTES + 1)
+                        .take(max_bytes.saturating_add(2))
                         .read_until(b'\n', &mut buf);
+                    if buf.last() == Some(&b'\n') {
+                        buf.pop();
+                    }
                     let line = match read {
                         Ok(0) | Err(_) => Line::Eof,
-                        Ok(_) if buf.len() as u64 > MAX_RESPONSE_BYTES => Line::TooLong,
-                        Ok(_) => {
-                            if buf.last() == Some(&b'\n') {
-                                buf.pop();
-                            }
-                            Line::Text(text(buf))
-                        }
+                        Ok(_) if buf.len() as u64 > max_bytes => Line::TooLong,
+                        Ok(_) => Line::Text(text(buf)),
                     };
                     let stop = !matches!(line, Line::Text(_));
                     if tx.send(line).is_err() || stop {
@@ -185,7 +204,7 @@ mod imp {
             Answers { lines }
         }
 
-        pub fn next(&mut self, timeout: Duration, _max_bytes: u64) -> Line {
+        pub fn next(&mut self, timeout: Duration) -> Line {
             match self.lines.recv_timeout(timeout) {
                 Ok(line) => line,
                 Err(RecvTimeoutError::Timeout) => Line::Timeout,
@@ -200,34 +219,58 @@ mod tests {
     use super::*;
     use std::process::{Command, Stdio};
 
-    fn answers(script: &str) -> (std::process::Child, Answers) {
+    fn start(script: &str, max_bytes: u64) -> (std::process::Child, Answers) {
         let mut child = Command::new("sh")
             .args(["-c", script])
             .stdout(Stdio::piped())
             .spawn()
             .expect("sh starts");
         let pipe = child.stdout.take().expect("piped");
-        (child, Answers::new(pipe))
+        (child, Answers::new(pipe, max_bytes))
     }
 
     #[test]
     fn lines_come_whole_and_in_order() {
-        let (mut child, mut answers) =
-            answers("printf 'a\\nb'; sleep 0.1; printf 'c\\n\\377\\n'; exec 1>&-; sleep 1");
-        let second = Duration::from_secs(5);
-        assert_eq!(answers.next(second, 100), Line::Text("a".into()));
-        assert_eq!(answers.next(second, 100), Line::Text("bc".into()));
-        assert_eq!(answers.next(second, 100), Line::Text("\u{fffd}".into()));
-        assert_eq!(answers.next(second, 100), Line::Eof);
+        let (mut child, mut answers) = start(
+            "printf 'a\\nb'; sleep 0.1; printf 'c\\n\\377\\n'; exec 1>&-; sleep 1",
+            100,
+        );
+        let wait = Duration::from_secs(5);
+        assert_eq!(answers.next(wait), Line::Text("a".into()));
+        assert_eq!(answers.next(wait), Line::Text("bc".into()));
+        assert_eq!(answers.next(wait), Line::Text("\u{fffd}".into()));
+        assert_eq!(answers.next(wait), Line::Eof);
         child.wait().expect("exits");
     }
 
     #[test]
     fn silence_times_out_and_long_lines_are_refused() {
-        let (mut child, mut answers) = answers("sleep 1; head -c 200000 /dev/zero; echo");
-        assert_eq!(answers.next(Duration::from_millis(50), 100), Line::Timeout);
-        assert_eq!(answers.next(Duration::from_secs(5), 150_000), Line::TooLong);
+        let (mut child, mut answers) = start("sleep 1; head -c 200000 /dev/zero; echo", 150_000);
+        assert_eq!(answers.next(Duration::from_millis(50)), Line::Timeout);
+        assert_eq!(answers.next(Duration::from_secs(5)), Line::TooLong);
         let _ = child.kill();
+        let _ = child.wait();
+        // A line over the limit is refused even when it arrives whole in one read.
+        let (mut child, mut answers) = start("printf '12345\\n'", 4);
+        assert_eq!(answers.next(Duration::from_secs(5)), Line::TooLong);
+        let _ = child.wait();
+    }
+
+    #[test]
+    fn an_endless_writer_cannot_hold_the_reader_past_its_timeout() {
+        let (mut child, mut answers) = start("yes", 100);
+        let start = std::time::Instant::now();
+        let timeout = Duration::from_millis(200);
+        while let Line::Text(_) = answers.next(timeout.saturating_sub(start.elapsed())) {}
+        assert!(start.elapsed() < Duration::from_secs(5));
+        let _ = child.kill();
+        let _ = child.wait();
+    }
+
+    #[test]
+    fn a_timeout_of_ages_waits_without_failing() {
+        let (mut child, mut answers) = start("echo hi", 100);
+        assert_eq!(answers.next(Duration::MAX), Line::Text("hi".into()));
         let _ = child.wait();
     }
 }

@@ -80,10 +80,13 @@ pub struct Case {
     /// Input files: name → bytes.
     pub inputs: BTreeMap<String, Vec<u8>>,
     /// What every run of the case needs and the first one works out: see [`Derived`].
+    /// A clone shares it: give a clone whose `file`, `dir` or `inputs` change a
+    /// `Derived::default()`.
     pub derived: Derived,
 }
 
-/// What runs of a case share, worked out on first use: its known tokens, its goldens
+/// What runs of a case share, worked out on first use and kept as long as the loaded
+/// case (a preloaded harness keeps them across its runs): its known tokens, its goldens
 /// and its request arguments.
 #[derive(Debug, Clone, Default)]
 pub struct Derived {

@@ -275,6 +275,7 @@ pub fn fuzz(
         let diff = disagrees(&case, options, &mut adapter, &hello)?.unwrap_or_default();
         let mut written = case.clone();
         written.dir = options.out.join(&case.file.name);
+        written.derived = crate::corpus::Derived::default();
         write_case(&written, options.profile)?;
         let _ = writeln!(progress);
         return Ok((

@@ -237,7 +237,8 @@ fn time_ms(value: &RawValue) -> Option<i64> {
         .get()
         .parse::<f64>()
         .ok()
-        .filter(|n| n.is_finite())
+        // `Date` holds ±8.64e15 ms at most; beyond, it is invalid (NaN), as here.
+        .filter(|n| n.abs() <= 8.64e15)
         .map(|n| {
             // Whole milliseconds, as `Date` keeps them.
             #[allow(clippy::cast_possible_truncation)]
@@ -480,6 +481,8 @@ mod tests {
             ("-1.5", -1),
             (r#""garbage""#, NO_TIME),
             ("1e400", NO_TIME),
+            ("1e300", NO_TIME),
+            ("8.64e15", 8_640_000_000_000_000),
             ("true", NO_TIME),
         ];
         for (json, expected) in cases {

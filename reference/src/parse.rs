@@ -229,13 +229,16 @@ fn parse_in_segments(
         );
         let count: usize = runs.iter().map(Vec::len).sum();
         if k == 0 {
-            // Exact for one segment; else scaled up from the first, with an eighth more.
+            // Exact for one segment; else scaled up from the first, with an eighth more,
+            // but never more than twice the file's size in entries (a first segment of
+            // short lines must not reserve memory for more than the file can hold).
             let estimate = if last == 0 {
                 count
             } else {
-                count.saturating_mul(body.len()) / segment.len().max(1) * 9 / 8
+                (count.saturating_mul(body.len()) / segment.len().max(1)).saturating_mul(9) / 8
             };
-            assembly.entries.reserve(estimate);
+            let most = body.len().saturating_mul(2) / std::mem::size_of::<Entry>();
+            assembly.entries.reserve(estimate.min(most));
         }
         if k == last {
             assembly.line_count = number + count;

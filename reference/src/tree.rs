@@ -19,9 +19,8 @@ use crate::model::{Entry, EntryKind};
 pub struct Tree {
     entries: Vec<Entry>,
     by_id: HashMap<Box<str>, Node>,
-    /// For each entry, the index its `parentId` names now (what `by_id` says; [`NONE`]
-    /// for none), so
-    /// that walks look nothing up.
+    /// For each entry, the index its `parentId` names now (what `by_id` says;
+    /// [`NONE`] for none), so that walks look nothing up.
     parents: Vec<Node>,
     /// Parent ids that name no entry (yet): an entry that takes one changes the
     /// parent of the entries that name it.
@@ -388,7 +387,10 @@ const NONE: Node = Node::MAX;
 
 /// The four-byte form of index `n`, which is less than the entry count.
 fn node(n: usize) -> Node {
-    Node::try_from(n).expect("fewer than 2^32 entries")
+    Node::try_from(n)
+        .ok()
+        .filter(|&n| n != NONE)
+        .expect("fewer than 2^32 - 1 entries")
 }
 
 /// Which entry each node of [`Tree::tree`] is, and which node each entry is.
