@@ -311,7 +311,8 @@ impl Tree {
         let parent = cut_cycles(self.node_parents(&nodes));
         let (roots, mut children) = Children::group(&parent);
         for n in 0..node(nodes.len()) {
-            children.of_mut(n).sort_by_key(|&c| sort_key(entry(c)));
+            // By timestamp; an unparseable one sorts first (see `Entry::time_ms`).
+            children.of_mut(n).sort_by_key(|&c| entry(c).time_ms);
         }
         let mut out = Vec::with_capacity(nodes.len());
         let mut stack: Vec<Node> = roots.into_iter().rev().collect();
@@ -447,11 +448,6 @@ fn is_null_parent(entry: &Entry) -> bool {
             .object()
             .get("parentId")
             .is_some_and(|v| v.get() == "null")
-}
-
-/// Children sort by timestamp; an unparseable one sorts first (see [`Entry::time_ms`]).
-fn sort_key(entry: &Entry) -> i64 {
-    entry.time_ms
 }
 
 /// Every node's children in one list, grouped by parent (no list per node).
