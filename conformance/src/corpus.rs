@@ -150,8 +150,7 @@ impl Case {
         }
     }
 
-    /// The golden for `profile`, read on first use (a run reads each golden once, however
-    /// often it runs the case).
+    /// The golden for `profile`, read on first use and kept with the case (see [`Derived`]).
     pub fn golden(&self, profile: Profile) -> &Golden {
         let slot = Profile::ALL.iter().position(|&p| p == profile).unwrap_or(0);
         self.derived.goldens[slot].get_or_init(|| {
@@ -167,7 +166,7 @@ impl Case {
         self.derived
             .known
             .get_or_init(|| {
-                let args = format!("{} {:?}", self.request_args().value(), self.file.mtimes);
+                let args = format!("{} {:?}", self.expanded_args().1.get(), self.file.mtimes);
                 let texts: Vec<std::borrow::Cow<str>> = self
                     .inputs
                     .values()
@@ -187,14 +186,19 @@ impl Case {
 
     /// The arguments of the case's request: expanded and serialised on first use.
     pub fn request_args(&self) -> Args {
-        let (value, text) = self.derived.args.get_or_init(|| {
+        let (value, text) = self.expanded_args();
+        Args::new(Arc::clone(value), Arc::clone(text))
+    }
+
+    /// The expanded arguments and their JSON text, worked out once.
+    fn expanded_args(&self) -> &(Arc<Value>, Arc<RawValue>) {
+        self.derived.args.get_or_init(|| {
             let value = self.args();
             // A value always serialises; `null` stands in for the impossible failure.
             let text = serde_json::value::to_raw_value(&value)
                 .unwrap_or_else(|_| RawValue::NULL.to_owned());
             (Arc::new(value), Arc::from(text))
-        });
-        Args::new(Arc::clone(value), Arc::clone(text))
+        })
     }
 }
 
