@@ -9,8 +9,8 @@ use std::path::Path;
 use std::sync::{Arc, LazyLock};
 
 use regex::Regex;
-use serde::ser::{Serialize, SerializeMap, Serializer};
 use serde_json::{json, Map, Value};
+use session_reference::json_writer::{self, Layout};
 use session_reference::persist::utf16_len;
 use sha2::{Digest, Sha256};
 
@@ -30,30 +30,14 @@ pub fn object<const N: usize>(entries: [(&str, Value); N]) -> Value {
 
 /// Renders canonical JSON: keys sorted, 2-space indent, final newline.
 pub fn canonical(value: &Value) -> String {
-    let mut text = serde_json::to_string_pretty(&Sorted(value)).unwrap_or_default();
+    let mut text = String::new();
+    let layout = Layout {
+        pretty: true,
+        sorted_keys: true,
+    };
+    json_writer::write(&mut text, value, layout);
     text.push('\n');
     text
-}
-
-/// Serialises a value as [`sorted`] would return it, without copying it.
-struct Sorted<'a>(&'a Value);
-
-impl Serialize for Sorted<'_> {
-    fn serialize<S: Serializer>(&self, serializer: S) -> Result<S::Ok, S::Error> {
-        match self.0 {
-            Value::Object(map) => {
-                let mut entries: Vec<(&String, &Value)> = map.iter().collect();
-                entries.sort_unstable_by(|a, b| a.0.cmp(b.0));
-                let mut out = serializer.serialize_map(Some(entries.len()))?;
-                for (key, value) in entries {
-                    out.serialize_entry(key, &Sorted(value))?;
-                }
-                out.end()
-            }
-            Value::Array(items) => serializer.collect_seq(items.iter().map(Sorted)),
-            other => other.serialize(serializer),
-        }
-    }
 }
 
 /// A copy of `value` with every object's keys sorted.
@@ -78,46 +62,71 @@ pub fn sorted(value: &Value) -> Value {
 /// An input file whose bytes did not change is shown as `{"unchanged": true}`.
 pub fn snapshot(dir: &Path, inputs: &std::collections::BTreeMap<String, Vec<u8>>) -> Value {
     let mut files = Map::new();
-    let mut stack = vec![dir.to_path_buf()];
-    while let Some(current) = stack.pop() {
-        let Ok(read) = fs::read_dir(&current) else {
-            continue;
+    walk(dir, dir, inputs, &mut files, false);
+    Value::Object(files)
+}
+
+/// [`snapshot`], removing every file and folder under `dir` once read: the
+/// folder is left empty. One walk instead of a second one to delete the tree.
+pub fn take_snapshot(dir: &Path, inputs: &std::collections::BTreeMap<String, Vec<u8>>) -> Value {
+    let mut files = Map::new();
+    walk(dir, dir, inputs, &mut files, true);
+    Value::Object(files)
+}
+
+/// Describes the files under `current` into `files`, by their path from `root`;
+/// with `remove`, removes each file and folder after it is read.
+fn walk(
+    root: &Path,
+    current: &Path,
+    inputs: &std::collections::BTreeMap<String, Vec<u8>>,
+    files: &mut Map<String, Value>,
+    remove: bool,
+) {
+    let Ok(read) = fs::read_dir(current) else {
+        return;
+    };
+    for item in read.flatten() {
+        let path = item.path();
+        let rel = path
+            .strip_prefix(root)
+            .unwrap_or(&path)
+            .to_string_lossy()
+            .replace('\\', "/");
+        let kept = !rel.starts_with("home")
+            || rel.starts_with("home/.omp/agent/blobs")
+            || rel == "home/.omp"
+            || rel == "home/.omp/agent"
+            || rel == "home";
+        // The entry's type comes with the listing; only a symbolic link needs a look at its target.
+        let is_dir = match item.file_type() {
+            Ok(kind) if !kind.is_symlink() => kind.is_dir(),
+            _ => path.is_dir(),
         };
-        for item in read.flatten() {
-            let path = item.path();
-            let rel = path
-                .strip_prefix(dir)
-                .unwrap_or(&path)
-                .to_string_lossy()
-                .replace('\\', "/");
-            let kept = !rel.starts_with("home")
-                || rel.starts_with("home/.omp/agent/blobs")
-                || rel == "home/.omp"
-                || rel == "home/.omp/agent"
-                || rel == "home";
-            if !kept {
-                continue;
+        if is_dir {
+            if kept || remove {
+                walk(root, &path, inputs, files, remove);
             }
-            // The entry's type comes with the listing; only a symbolic link needs a look at its target.
-            let is_dir = match item.file_type() {
-                Ok(kind) if !kind.is_symlink() => kind.is_dir(),
-                _ => path.is_dir(),
-            };
-            if is_dir {
-                stack.push(path);
-            } else if is_database(&rel) {
-                // Compared through the `history` operation's output, not byte for byte.
-            } else if let Ok(bytes) = fs::read(&path) {
+            if remove {
+                let _ = fs::remove_dir(&path);
+            }
+            continue;
+        }
+        // SQLite files are compared through the `history` operation's output, not byte for byte.
+        if kept && !is_database(&rel) {
+            if let Ok(bytes) = fs::read(&path) {
                 let described = if inputs.get(&rel) == Some(&bytes) {
                     json!({ "unchanged": true })
                 } else {
                     describe_file(&rel, &bytes)
                 };
-                files.insert(rel.clone(), described);
+                files.insert(rel, described);
             }
         }
+        if remove {
+            let _ = fs::remove_file(&path);
+        }
     }
-    Value::Object(files)
 }
 
 /// SQLite files (`*.db` and its `-wal`, `-shm`, `-journal` companions): not snapshotted.
@@ -505,6 +514,33 @@ fn hex(bytes: &[u8]) -> String {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    /// Taking a snapshot describes what `snapshot` describes, skipped files and
+    /// folders included in the removal, and leaves the case directory empty.
+    #[test]
+    fn taking_a_snapshot_reads_then_empties_the_directory() {
+        let dir = tempfile::tempdir().unwrap();
+        let files = [
+            ("session.jsonl", "{\"type\":\"session\"}\n"),
+            ("kept.jsonl", "{}\n"),
+            ("sessions/--proj--/a.jsonl", "{\"a\":1}\n"),
+            ("home/.omp/agent/blobs/abc", "bytes"),
+            ("home/.omp/agent/other/skipped.txt", "not shown"),
+            ("history.db", "sqlite"),
+        ];
+        for (name, text) in files {
+            let path = dir.path().join(name);
+            fs::create_dir_all(path.parent().unwrap()).unwrap();
+            fs::write(path, text).unwrap();
+        }
+        fs::create_dir_all(dir.path().join("empty/inner")).unwrap();
+        let inputs = [("kept.jsonl".to_owned(), b"{}\n".to_vec())].into();
+        let read = snapshot(dir.path(), &inputs);
+        assert_eq!(read.as_object().unwrap().len(), 4, "{read}");
+        assert_eq!(read["kept.jsonl"], json!({"unchanged": true}));
+        assert_eq!(take_snapshot(dir.path(), &inputs), read);
+        assert_eq!(fs::read_dir(dir.path()).unwrap().count(), 0);
+    }
 
     #[test]
     fn created_tokens_are_renamed_in_order_and_known_ones_kept() {

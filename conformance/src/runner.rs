@@ -10,7 +10,7 @@ use session_reference::model::Profile;
 
 use crate::adapter::{Adapter, Failure};
 use crate::corpus::{Case, SafetyCheck};
-use crate::normalize::{canonical, object, snapshot, Normalizer};
+use crate::normalize::{canonical, object, take_snapshot, Normalizer};
 use crate::protocol::{Hello, Request};
 
 /// The outcome of one case.
@@ -185,13 +185,18 @@ pub fn produce(
     };
     strip_extras(&mut response_value, hello);
     strip_error_messages(&mut response_value);
-    let mut files = snapshot(&dir, &case.inputs);
     let mut notes: Vec<String> = case
         .file
         .safety
         .iter()
         .filter_map(|check| safety(check, case, &dir))
         .collect();
+    // Read and emptied in one walk; what could not be removed goes with the directory.
+    let mut files = take_snapshot(&dir, &case.inputs);
+    let emptied = work.keep();
+    if fs::remove_dir(&emptied).is_err() {
+        let _ = fs::remove_dir_all(&emptied);
+    }
     if let Some(error) = &response.error {
         notes.push(format!("error {}: {}", error.kind, error.message));
     }
@@ -200,7 +205,6 @@ pub fn produce(
     normalizer.normalize(&mut response_value);
     normalizer.normalize_files(&mut files);
     let output = object([("response", response_value), ("files", files)]);
-    drop(work);
     Ok((output, notes))
 }
 

@@ -65,7 +65,9 @@ impl History {
     }
 
     fn with_connection(db: Connection) -> rusqlite::Result<History> {
-        db.execute_batch(SCHEMA)?;
+        // One transaction: alone, each statement of a new database's schema would
+        // write and sync a journal of its own.
+        db.execute_batch(&format!("BEGIN;{SCHEMA}COMMIT;"))?;
         let last_prompt = db
             .query_row(
                 "SELECT prompt FROM history ORDER BY id DESC LIMIT 1",

@@ -744,7 +744,7 @@ impl SessionManager {
         if self.profile == Profile::Omp {
             prepare(&mut value, &mut self.pending_blobs);
         }
-        let text = serde_json::to_string(&value).unwrap_or_default();
+        let text = crate::json_writer::compact(&value);
         let ordinal = self.tree.entries().len() + 1;
         Entry::from_text(text, ordinal)
     }

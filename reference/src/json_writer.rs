@@ -1,0 +1,258 @@
+//! Values written as JSON text, byte for byte as `serde_json` writes them, but with a
+//! string escape that looks at 8 bytes at a time.
+//!
+//! Session lines carry strings of half a million characters (000 K1). `serde_json`
+//! checks every byte of a string against its escape table one at a time; here a
+//! run of 8 bytes that needs no escape (no `"`, `\` or control character) is
+//! copied after one test of a 64-bit word. Numbers, key order (the map's own, or
+//! sorted) and escapes are those of `serde_json`, which the tests check.
+
+use std::fmt::Write as _;
+
+use serde_json::Value;
+
+/// Compact JSON text of `value`, as `serde_json::to_string` writes it.
+pub fn compact(value: &Value) -> String {
+    let mut out = String::new();
+    write(&mut out, value, Layout::COMPACT);
+    out
+}
+
+/// How [`write`] lays the text out.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct Layout {
+    /// Indented by two spaces, one value per line, as `serde_json::to_string_pretty`.
+    pub pretty: bool,
+    /// Object keys in byte order instead of the map's order.
+    pub sorted_keys: bool,
+}
+
+impl Layout {
+    /// One line, keys in the map's order.
+    pub const COMPACT: Layout = Layout {
+        pretty: false,
+        sorted_keys: false,
+    };
+}
+
+/// Appends the JSON text of `value` to `out`.
+pub fn write(out: &mut String, value: &Value, layout: Layout) {
+    Writer { out, layout }.value(value, 0);
+}
+
+struct Writer<'a> {
+    out: &'a mut String,
+    layout: Layout,
+}
+
+impl Writer<'_> {
+    fn value(&mut self, value: &Value, depth: usize) {
+        match value {
+            Value::Null => self.out.push_str("null"),
+            Value::Bool(b) => self.out.push_str(if *b { "true" } else { "false" }),
+            // `Number`'s display is its serialisation (itoa and ryu, as serde_json writes).
+            Value::Number(n) => {
+                let _ = write!(self.out, "{n}");
+            }
+            Value::String(s) => write_str(self.out, s),
+            Value::Array(items) => {
+                self.out.push('[');
+                for (i, item) in items.iter().enumerate() {
+                    self.separator(i, depth + 1);
+                    self.value(item, depth + 1);
+                }
+                self.close(!items.is_empty(), depth, ']');
+            }
+            Value::Object(map) => {
+                self.out.push('{');
+                if self.layout.sorted_keys {
+                    let mut entries: Vec<(&String, &Value)> = map.iter().collect();
+                    entries.sort_unstable_by(|a, b| a.0.cmp(b.0));
+                    self.members(entries.into_iter(), depth + 1);
+                } else {
+                    self.members(map.iter(), depth + 1);
+                }
+                self.close(!map.is_empty(), depth, '}');
+            }
+        }
+    }
+
+    /// An object's members, at `depth`.
+    fn members<'v>(
+        &mut self,
+        entries: impl Iterator<Item = (&'v String, &'v Value)>,
+        depth: usize,
+    ) {
+        for (i, (key, item)) in entries.enumerate() {
+            self.separator(i, depth);
+            write_str(self.out, key);
+            self.out
+                .push_str(if self.layout.pretty { ": " } else { ":" });
+            self.value(item, depth);
+        }
+    }
+
+    /// What comes before the `index`th member of an array or object at `depth`.
+    fn separator(&mut self, index: usize, depth: usize) {
+        if index > 0 {
+            self.out.push(',');
+        }
+        if self.layout.pretty {
+            self.out.push('\n');
+            self.indent(depth);
+        }
+    }
+
+    /// Ends an array or object; a pretty non-empty one closes on a line of its own.
+    fn close(&mut self, had_members: bool, depth: usize, bracket: char) {
+        if self.layout.pretty && had_members {
+            self.out.push('\n');
+            self.indent(depth);
+        }
+        self.out.push(bracket);
+    }
+
+    fn indent(&mut self, depth: usize) {
+        for _ in 0..depth {
+            self.out.push_str("  ");
+        }
+    }
+}
+
+/// Appends `s` as a JSON string: quoted, with `"`, `\` and control characters
+/// escaped as `serde_json` escapes them.
+pub fn write_str(out: &mut String, s: &str) {
+    out.reserve(s.len() + 2);
+    out.push('"');
+    let bytes = s.as_bytes();
+    // `bytes[copied..i]` needs no escape and is not written yet.
+    let (mut copied, mut i) = (0, 0);
+    while i < bytes.len() {
+        if let Some(word) = bytes.get(i..i + 8) {
+            let mut eight = [0; 8];
+            eight.copy_from_slice(word);
+            if !needs_escape(u64::from_le_bytes(eight)) {
+                i += 8;
+                continue;
+            }
+        }
+        if let Some(escape) = escape(bytes[i]) {
+            // An escaped byte is ASCII: both cuts are character boundaries.
+            out.push_str(&s[copied..i]);
+            match escape {
+                Escape::Short(text) => out.push_str(text),
+                Escape::Unicode(byte) => {
+                    let _ = write!(out, "\\u{byte:04x}");
+                }
+            }
+            copied = i + 1;
+        }
+        i += 1;
+    }
+    out.push_str(&s[copied..]);
+    out.push('"');
+}
+
+/// Whether any of the 8 bytes in `word` is `"`, `\` or below 0x20.
+fn needs_escape(word: u64) -> bool {
+    const ONES: u64 = 0x0101_0101_0101_0101;
+    const HIGHS: u64 = 0x8080_8080_8080_8080;
+    // Sets a byte's high bit when the byte is below `n` (n ≤ 0x80): exact for
+    // "is there any", the question asked here.
+    let below = |word: u64, n: u64| word.wrapping_sub(ONES * n) & !word & HIGHS;
+    let zero = |word: u64| below(word, 1);
+    below(word, 0x20)
+        | zero(word ^ (ONES * u64::from(b'"')))
+        | zero(word ^ (ONES * u64::from(b'\\')))
+        != 0
+}
+
+/// How one byte is written inside a string.
+enum Escape {
+    Short(&'static str),
+    Unicode(u8),
+}
+
+fn escape(byte: u8) -> Option<Escape> {
+    Some(match byte {
+        b'"' => Escape::Short("\\\""),
+        b'\\' => Escape::Short("\\\\"),
+        b'\n' => Escape::Short("\\n"),
+        b'\r' => Escape::Short("\\r"),
+        b'\t' => Escape::Short("\\t"),
+        0x08 => Escape::Short("\\b"),
+        0x0C => Escape::Short("\\f"),
+        0..=0x1F => Escape::Unicode(byte),
+        _ => return None,
+    })
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use serde_json::json;
+
+    /// Strings with every kind of byte, at every offset against the 8-byte words.
+    fn strings() -> Vec<String> {
+        let mut out: Vec<String> = (0u8..0x80).map(|b| char::from(b).to_string()).collect();
+        out.extend(["", "plain text", "é€😀", "a\u{7f}b", "\u{2028}\u{2029}"].map(String::from));
+        for tricky in ["\"", "\\", "\n", "\u{1}", "\u{1f}", "😀", " "] {
+            for at in 0..17 {
+                out.push(format!("{}{tricky}{}", "x".repeat(at), "y".repeat(17 - at)));
+            }
+        }
+        out.push("ab\"cd\\ef\u{0}gh".repeat(50));
+        out
+    }
+
+    #[test]
+    fn strings_are_written_as_serde_json_writes_them() {
+        for s in strings() {
+            let mut ours = String::new();
+            write_str(&mut ours, &s);
+            assert_eq!(ours, serde_json::to_string(&s).unwrap(), "{s:?}");
+        }
+    }
+
+    #[test]
+    fn values_are_written_as_serde_json_writes_them() {
+        let values = [
+            json!(null),
+            json!([]),
+            json!({}),
+            json!([[], {}, [[]], {"a": {}}]),
+            json!({"z": 1, "a": [true, false, null], "m": {"y": -2, "b": 1.5e300}}),
+            json!([
+                0,
+                -0.0,
+                1e-7,
+                123_456_789_012_345_678_u64,
+                -9_007_199_254_740_993_i64,
+                0.1
+            ]),
+            json!({"strings": strings(), "nested": [{"k\"ey": "v\\al"}]}),
+        ];
+        for value in &values {
+            assert_eq!(compact(value), serde_json::to_string(value).unwrap());
+            let mut pretty = String::new();
+            let layout = Layout {
+                pretty: true,
+                sorted_keys: false,
+            };
+            write(&mut pretty, value, layout);
+            assert_eq!(pretty, serde_json::to_string_pretty(value).unwrap());
+        }
+    }
+
+    #[test]
+    fn sorted_keys_are_in_byte_order_at_every_depth() {
+        let value = json!({"b": {"z": 1, "a": 2}, "a": [{"y": 1, "x": 2}], "B": 0});
+        let mut out = String::new();
+        let layout = Layout {
+            pretty: false,
+            sorted_keys: true,
+        };
+        write(&mut out, &value, layout);
+        assert_eq!(out, r#"{"B":0,"a":[{"x":2,"y":1}],"b":{"a":2,"z":1}}"#);
+    }
+}
