@@ -15,12 +15,13 @@ use session_reference::model::Profile;
 
 const RUNS: usize = 7;
 
-// The allocator the `session-conformance` binary uses, so that the runner side of
-// this bench (this binary) behaves as the CLI's does.
+// The allocator the `session-conformance` binary uses, with the same settings
+// (`main` below), so that the runner side of this bench behaves as the CLI's does.
 #[global_allocator]
 static ALLOCATOR: mimalloc::MiMalloc = mimalloc::MiMalloc;
 
 fn main() {
+    session_conformance::allocator::keep_freed_memory();
     let corpus = concat!(env!("CARGO_MANIFEST_DIR"), "/../corpus/cases");
     let bin = env!("CARGO_BIN_EXE_session-conformance").to_owned();
     println!(

@@ -18,6 +18,7 @@
 
 pub mod adapter;
 pub mod affinity;
+pub mod allocator;
 pub mod answers;
 pub mod corpus;
 pub mod execute;

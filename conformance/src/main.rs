@@ -14,7 +14,7 @@ use session_reference::model::Profile;
 
 /// mimalloc keeps freed memory for reuse: a run allocates and frees the same few
 /// hundred kilobytes per case, which glibc's allocator hands back to the system
-/// and faults in again.
+/// and faults in again. `main` turns its purging off too (see `allocator`).
 #[global_allocator]
 static ALLOCATOR: mimalloc::MiMalloc = mimalloc::MiMalloc;
 
@@ -319,6 +319,7 @@ fn parse_profile(s: &str) -> Result<Profile, String> {
 }
 
 fn main() -> ExitCode {
+    session_conformance::allocator::keep_freed_memory();
     let cli = Cli::parse();
     match dispatch(cli.command) {
         Ok(code) => code,

@@ -1,0 +1,19 @@
+//! The allocator setting the binary makes at start (its own process: no other test
+//! may have made it before).
+
+use session_conformance::allocator::{keep_freed_memory, purge_delay};
+
+#[global_allocator]
+static ALLOCATOR: mimalloc::MiMalloc = mimalloc::MiMalloc;
+
+#[test]
+fn purging_is_turned_off_through_the_right_option() {
+    if std::env::var_os("MIMALLOC_PURGE_DELAY").is_some() {
+        return; // the environment's setting is kept, and it hides the default
+    }
+    // 1000 ms is mimalloc v3's documented default purge delay: the option's
+    // position in mimalloc's table is the right one.
+    assert_eq!(purge_delay(), 1000);
+    keep_freed_memory();
+    assert_eq!(purge_delay(), -1);
+}
