@@ -8,24 +8,42 @@
 //! 2-CPU machine, took about 12% less CPU time and wall time with purging off
 //! (`BENCHMARKS.md`). The memory a run frees is reused by the next run instead.
 //!
-//! This is the crate's one `unsafe` block: an FFI call that sets an integer option.
+//! These are the crate's only `unsafe` code: two FFI calls to mimalloc's option table.
 
 /// mimalloc's `mi_option_purge_delay`: its position in `mi_option_e` (mimalloc.h,
-/// v3). The milliseconds before freed memory is returned to the system; -1 is never.
-/// A test checks the position against the option's documented default.
+/// v2 and v3). The milliseconds before freed memory is returned to the system;
+/// -1 is never. A test checks the position against v3's default, 1000.
 const PURGE_DELAY: libmimalloc_sys::mi_option_t = 15;
 
+/// mimalloc v3's default purge delay, in milliseconds.
+const DEFAULT_PURGE_DELAY: std::os::raw::c_long = 1000;
+
 /// Keeps memory freed by this process for reuse instead of returning it to the
-/// system. Call it first in `main`; without mimalloc as the global allocator it
-/// has no effect. `MIMALLOC_PURGE_DELAY` in the environment still wins, as
-/// mimalloc's settings are read from it at start and this only changes the default.
-pub fn keep_freed_memory() {
-    if std::env::var_os("MIMALLOC_PURGE_DELAY").is_some() {
+/// system; without mimalloc as the global allocator it has no effect. A purge
+/// delay set in the environment (`MIMALLOC_PURGE_DELAY`, or its older name
+/// `MIMALLOC_RESET_DELAY`, which mimalloc reads at start) is kept: the delay is
+/// changed only while it is still mimalloc's default.
+///
+/// # Safety
+///
+/// Call it first in `main`, before any other thread runs: mimalloc's options are
+/// plain integers, and another thread allocating or freeing meanwhile would read
+/// this one as it is written (a data race).
+#[allow(unsafe_code)]
+pub unsafe fn keep_freed_memory() {
+    let set_outside = std::env::vars_os().any(|(name, _)| {
+        name.to_str().is_some_and(|n| {
+            n.eq_ignore_ascii_case("MIMALLOC_PURGE_DELAY")
+                || n.eq_ignore_ascii_case("MIMALLOC_RESET_DELAY")
+        })
+    });
+    if set_outside || purge_delay() != DEFAULT_PURGE_DELAY {
         return;
     }
     #[allow(unsafe_code)]
-    // SAFETY: `mi_option_set` stores an integer in mimalloc's option table (an
-    // atomic store); every value is valid for this option.
+    // SAFETY: the caller runs this before any other thread (see above), so the
+    // plain store into mimalloc's option table races with nothing; every value is
+    // valid for this option.
     unsafe {
         libmimalloc_sys::mi_option_set(PURGE_DELAY, -1);
     }
@@ -34,7 +52,8 @@ pub fn keep_freed_memory() {
 /// The purge delay mimalloc uses now, in milliseconds (-1: never).
 pub fn purge_delay() -> std::os::raw::c_long {
     #[allow(unsafe_code)]
-    // SAFETY: `mi_option_get` reads an integer from mimalloc's option table.
+    // SAFETY: `mi_option_get` reads an integer from mimalloc's option table; the
+    // only writer is `keep_freed_memory`, which runs before any other thread.
     unsafe {
         libmimalloc_sys::mi_option_get(PURGE_DELAY)
     }

@@ -319,7 +319,11 @@ fn parse_profile(s: &str) -> Result<Profile, String> {
 }
 
 fn main() -> ExitCode {
-    session_conformance::allocator::keep_freed_memory();
+    #[allow(unsafe_code)]
+    // SAFETY: the first thing `main` does, before any other thread runs.
+    unsafe {
+        session_conformance::allocator::keep_freed_memory();
+    }
     let cli = Cli::parse();
     match dispatch(cli.command) {
         Ok(code) => code,

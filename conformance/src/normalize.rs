@@ -60,71 +60,99 @@ pub fn sorted(value: &Value) -> Value {
 /// Reads every regular file under `dir` (except the `home/` tree, of which only
 /// `home/.omp/agent/blobs/` is kept) as the protocol describes.
 /// An input file whose bytes did not change is shown as `{"unchanged": true}`.
+/// A symbolic link to a file is read through; one to a folder is not followed.
+/// Folders deeper than [`MAX_DEPTH`] are not read.
 pub fn snapshot(dir: &Path, inputs: &std::collections::BTreeMap<String, Vec<u8>>) -> Value {
-    let mut files = Map::new();
-    walk(dir, dir, inputs, &mut files, false);
-    Value::Object(files)
+    let mut walk = Walk {
+        root: dir,
+        inputs,
+        files: Map::new(),
+    };
+    walk.folder(dir, 0, false);
+    Value::Object(walk.files)
 }
 
 /// [`snapshot`], removing every file and folder under `dir` once read: the
 /// folder is left empty. One walk instead of a second one to delete the tree.
+/// A symbolic link is removed, never what it points to (as `remove_dir_all` does);
+/// what is left (folders deeper than [`MAX_DEPTH`]) is for the caller to remove.
 pub fn take_snapshot(dir: &Path, inputs: &std::collections::BTreeMap<String, Vec<u8>>) -> Value {
-    let mut files = Map::new();
-    walk(dir, dir, inputs, &mut files, true);
-    Value::Object(files)
+    let mut walk = Walk {
+        root: dir,
+        inputs,
+        files: Map::new(),
+    };
+    walk.folder(dir, 0, true);
+    Value::Object(walk.files)
 }
 
-/// Describes the files under `current` into `files`, by their path from `root`;
-/// with `remove`, removes each file and folder after it is read.
-fn walk(
-    root: &Path,
-    current: &Path,
-    inputs: &std::collections::BTreeMap<String, Vec<u8>>,
-    files: &mut Map<String, Value>,
-    remove: bool,
-) {
-    let Ok(read) = fs::read_dir(current) else {
-        return;
-    };
-    for item in read.flatten() {
-        let path = item.path();
-        let rel = path
-            .strip_prefix(root)
-            .unwrap_or(&path)
-            .to_string_lossy()
-            .replace('\\', "/");
-        let kept = !rel.starts_with("home")
-            || rel.starts_with("home/.omp/agent/blobs")
-            || rel == "home/.omp"
-            || rel == "home/.omp/agent"
-            || rel == "home";
-        // The entry's type comes with the listing; only a symbolic link needs a look at its target.
-        let is_dir = match item.file_type() {
-            Ok(kind) if !kind.is_symlink() => kind.is_dir(),
-            _ => path.is_dir(),
+/// How many folders deep a snapshot reads (the walk is recursive).
+pub const MAX_DEPTH: usize = 256;
+
+/// One walk of a case directory.
+struct Walk<'a> {
+    root: &'a Path,
+    inputs: &'a std::collections::BTreeMap<String, Vec<u8>>,
+    files: Map<String, Value>,
+}
+
+impl Walk<'_> {
+    /// Describes the files under `folder`, `depth` folders below the root; with
+    /// `remove`, removes each file, folder and link once read.
+    fn folder(&mut self, folder: &Path, depth: usize, remove: bool) {
+        if depth >= MAX_DEPTH {
+            return;
+        }
+        let Ok(read) = fs::read_dir(folder) else {
+            return;
         };
-        if is_dir {
-            if kept || remove {
-                walk(root, &path, inputs, files, remove);
+        for item in read.flatten() {
+            let path = item.path();
+            let rel = path
+                .strip_prefix(self.root)
+                .unwrap_or(&path)
+                .to_string_lossy()
+                .replace('\\', "/");
+            let kept = !rel.starts_with("home")
+                || rel.starts_with("home/.omp/agent/blobs")
+                || rel == "home/.omp"
+                || rel == "home/.omp/agent"
+                || rel == "home";
+            // The entry's type comes with the listing; only a symbolic link needs a look at its target.
+            let (is_link, is_dir) = match item.file_type() {
+                Ok(kind) if !kind.is_symlink() => (false, kind.is_dir()),
+                _ => (true, path.is_dir()),
+            };
+            if is_link && is_dir {
+                // Not followed: it could lead out of the directory, or back up it.
+                if remove {
+                    let _ = fs::remove_file(&path);
+                }
+                continue;
+            }
+            if is_dir {
+                if kept || remove {
+                    self.folder(&path, depth + 1, remove);
+                }
+                if remove {
+                    let _ = fs::remove_dir(&path);
+                }
+                continue;
+            }
+            // SQLite files are compared through the `history` operation's output, not byte for byte.
+            if kept && !is_database(&rel) {
+                if let Ok(bytes) = fs::read(&path) {
+                    let described = if self.inputs.get(&rel) == Some(&bytes) {
+                        json!({ "unchanged": true })
+                    } else {
+                        describe_file(&rel, &bytes)
+                    };
+                    self.files.insert(rel, described);
+                }
             }
             if remove {
-                let _ = fs::remove_dir(&path);
+                let _ = fs::remove_file(&path);
             }
-            continue;
-        }
-        // SQLite files are compared through the `history` operation's output, not byte for byte.
-        if kept && !is_database(&rel) {
-            if let Ok(bytes) = fs::read(&path) {
-                let described = if inputs.get(&rel) == Some(&bytes) {
-                    json!({ "unchanged": true })
-                } else {
-                    describe_file(&rel, &bytes)
-                };
-                files.insert(rel, described);
-            }
-        }
-        if remove {
-            let _ = fs::remove_file(&path);
         }
     }
 }
@@ -534,12 +562,27 @@ mod tests {
             fs::write(path, text).unwrap();
         }
         fs::create_dir_all(dir.path().join("empty/inner")).unwrap();
+        // A link out of the directory, and one back up to it (a loop).
+        let outside = tempfile::tempdir().unwrap();
+        fs::write(outside.path().join("theirs.txt"), "keep me").unwrap();
+        #[cfg(unix)]
+        {
+            std::os::unix::fs::symlink(outside.path(), dir.path().join("out")).unwrap();
+            std::os::unix::fs::symlink(dir.path(), dir.path().join("empty/up")).unwrap();
+        }
         let inputs = [("kept.jsonl".to_owned(), b"{}\n".to_vec())].into();
         let read = snapshot(dir.path(), &inputs);
         assert_eq!(read.as_object().unwrap().len(), 4, "{read}");
         assert_eq!(read["kept.jsonl"], json!({"unchanged": true}));
+        #[cfg(unix)]
+        assert!(
+            read.get("out/theirs.txt").is_none(),
+            "links to folders are not followed"
+        );
         assert_eq!(take_snapshot(dir.path(), &inputs), read);
         assert_eq!(fs::read_dir(dir.path()).unwrap().count(), 0);
+        let theirs = fs::read_to_string(outside.path().join("theirs.txt")).unwrap();
+        assert_eq!(theirs, "keep me", "what a link points to is left alone");
     }
 
     #[test]

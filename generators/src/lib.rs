@@ -19,6 +19,7 @@
 //! assert_eq!(steps(&session, Profile::Omp).len(), session.len());
 //! ```
 #![deny(missing_docs)]
+#![forbid(unsafe_code)]
 
 use proptest::collection::vec;
 use proptest::prelude::*;

@@ -26,6 +26,7 @@
 //! assert_eq!(context.messages().len(), 1);
 //! ```
 #![deny(missing_docs)]
+#![forbid(unsafe_code)]
 
 pub mod blobs;
 pub mod context;
