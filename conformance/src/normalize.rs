@@ -63,13 +63,7 @@ pub fn sorted(value: &Value) -> Value {
 /// A symbolic link to a file is read through; one to a folder is not followed.
 /// Folders deeper than [`MAX_DEPTH`] are not read.
 pub fn snapshot(dir: &Path, inputs: &std::collections::BTreeMap<String, Vec<u8>>) -> Value {
-    let mut walk = Walk {
-        root: dir,
-        inputs,
-        files: Map::new(),
-    };
-    walk.folder(dir, 0, false);
-    Value::Object(walk.files)
+    Walk::run(dir, inputs, false)
 }
 
 /// [`snapshot`], removing every file and folder under `dir` once read: the
@@ -77,13 +71,7 @@ pub fn snapshot(dir: &Path, inputs: &std::collections::BTreeMap<String, Vec<u8>>
 /// A symbolic link is removed, never what it points to (as `remove_dir_all` does);
 /// what is left (folders deeper than [`MAX_DEPTH`]) is for the caller to remove.
 pub fn take_snapshot(dir: &Path, inputs: &std::collections::BTreeMap<String, Vec<u8>>) -> Value {
-    let mut walk = Walk {
-        root: dir,
-        inputs,
-        files: Map::new(),
-    };
-    walk.folder(dir, 0, true);
-    Value::Object(walk.files)
+    Walk::run(dir, inputs, true)
 }
 
 /// How many folders deep a snapshot reads (the walk is recursive).
@@ -96,7 +84,22 @@ struct Walk<'a> {
     files: Map<String, Value>,
 }
 
-impl Walk<'_> {
+impl<'a> Walk<'a> {
+    /// The files under `root` as an object, by path; with `remove`, emptying `root`.
+    fn run(
+        root: &'a Path,
+        inputs: &'a std::collections::BTreeMap<String, Vec<u8>>,
+        remove: bool,
+    ) -> Value {
+        let mut walk = Walk {
+            root,
+            inputs,
+            files: Map::new(),
+        };
+        walk.folder(root, 0, remove);
+        Value::Object(walk.files)
+    }
+
     /// Describes the files under `folder`, `depth` folders below the root; with
     /// `remove`, removes each file, folder and link once read.
     fn folder(&mut self, folder: &Path, depth: usize, remove: bool) {

@@ -66,9 +66,8 @@ impl History {
 
     fn with_connection(db: Connection) -> rusqlite::Result<History> {
         // Opened as omp 13.19.0 opens it: a write-ahead log, synced at checkpoints
-        // rather than at every insert.
-        // `journal_mode` answers with the mode now in use (`memory` for a database
-        // in memory, which has no log).
+        // rather than at every insert. `journal_mode` answers with the mode now in
+        // use (`memory` for a database in memory, which has no log).
         db.pragma_update_and_check(None, "journal_mode", "WAL", |row| row.get::<_, String>(0))?;
         db.pragma_update(None, "synchronous", "NORMAL")?;
         // One transaction: alone, each statement of a new database's schema would

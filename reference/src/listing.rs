@@ -499,20 +499,11 @@ pub fn sanitize_name(value: &str) -> Option<String> {
 /// Cuts a name longer than [`NAME_LIMIT`] UTF-16 units to 39 units and `…`, never
 /// inside a character.
 pub fn truncate_name(name: &str) -> String {
-    if name.encode_utf16().count() <= NAME_LIMIT {
+    if crate::persist::utf16_len(name) <= NAME_LIMIT {
         return name.to_owned();
     }
-    let mut units = 0;
-    let mut out = String::new();
-    for c in name.chars() {
-        units += c.len_utf16();
-        if units > NAME_LIMIT - 1 {
-            break;
-        }
-        out.push(c);
-    }
-    out.push('…');
-    out
+    let end = crate::persist::utf16_prefix_end(name, NAME_LIMIT - 1);
+    format!("{}…", &name[..end])
 }
 
 #[cfg(test)]

@@ -137,7 +137,7 @@ fn byte_units(byte: u8) -> u8 {
 
 /// The byte length of the longest prefix of `s` that fits in `units` UTF-16 units
 /// without splitting a character (a surrogate pair is kept whole or dropped whole).
-fn utf16_prefix_end(s: &str, units: usize) -> usize {
+pub(crate) fn utf16_prefix_end(s: &str, units: usize) -> usize {
     // Whole blocks while they fit, then byte by byte. A character's units are
     // counted at its first byte, so the end found is a character boundary.
     let mut used = 0;
