@@ -203,7 +203,41 @@ impl Case {
 }
 
 /// Loads every case under `root` (any directory holding a `case.json`), sorted by path.
+/// The cases are read on as many threads as there are CPUs.
 pub fn load(root: &Path) -> Result<Vec<Case>, CorpusError> {
+    let dirs = case_dirs(root)?;
+    let threads = std::thread::available_parallelism()
+        .map_or(1, std::num::NonZeroUsize::get)
+        .min(dirs.len())
+        .max(1);
+    let chunks: Vec<Result<Vec<Case>, CorpusError>> = std::thread::scope(|scope| {
+        let workers: Vec<_> = dirs
+            .chunks(dirs.len().div_ceil(threads).max(1))
+            .map(|chunk| scope.spawn(move || chunk.iter().map(|d| load_case(d)).collect()))
+            .collect();
+        workers
+            .into_iter()
+            .map(|w| {
+                w.join().unwrap_or_else(|_| {
+                    Err(CorpusError {
+                        path: root.to_path_buf(),
+                        message: "a thread loading cases panicked".into(),
+                    })
+                })
+            })
+            .collect()
+    });
+    let mut cases = Vec::with_capacity(dirs.len());
+    for chunk in chunks {
+        cases.extend(chunk?);
+    }
+    Ok(cases)
+}
+
+/// The case directories under `root` (those holding a `case.json` file, never `root`
+/// itself nor anything inside an `input` folder), sorted. The listing says which
+/// entries are folders; only symbolic links cost a look at their target.
+fn case_dirs(root: &Path) -> Result<Vec<PathBuf>, CorpusError> {
     let mut dirs = Vec::new();
     let mut stack = vec![root.to_path_buf()];
     while let Some(dir) = stack.pop() {
@@ -211,18 +245,43 @@ pub fn load(root: &Path) -> Result<Vec<Case>, CorpusError> {
             path: dir.clone(),
             message: e.to_string(),
         })?;
+        let mut holds_case = false;
         for item in read.flatten() {
-            let path = item.path();
-            if path.is_dir() && path.file_name().is_some_and(|n| n != "input") {
-                if path.join("case.json").is_file() {
-                    dirs.push(path.clone());
-                }
-                stack.push(path);
+            let name = item.file_name();
+            if name == "case.json" {
+                holds_case |= is_kind(&item, false);
+            } else if name != "input" && is_kind(&item, true) {
+                stack.push(item.path());
             }
+        }
+        if holds_case && dir != root {
+            dirs.push(dir);
         }
     }
     dirs.sort();
-    dirs.iter().map(|d| load_case(d)).collect()
+    Ok(dirs)
+}
+
+/// Whether a directory entry is a folder (`folder`) or a regular file, following a
+/// symbolic link as `Path::is_dir` and `Path::is_file` do.
+fn is_kind(item: &fs::DirEntry, folder: bool) -> bool {
+    match item.file_type() {
+        Ok(kind) if !kind.is_symlink() => {
+            if folder {
+                kind.is_dir()
+            } else {
+                kind.is_file()
+            }
+        }
+        _ => {
+            let path = item.path();
+            if folder {
+                path.is_dir()
+            } else {
+                path.is_file()
+            }
+        }
+    }
 }
 
 /// Loads one case directory.
@@ -236,36 +295,12 @@ pub fn load_case(dir: &Path) -> Result<Case, CorpusError> {
         path: path.clone(),
         message: e.to_string(),
     })?;
-    let mut inputs = BTreeMap::new();
     let input_dir = dir.join("input");
-    if input_dir.is_dir() {
-        let mut stack = vec![input_dir.clone()];
-        while let Some(current) = stack.pop() {
-            for item in fs::read_dir(&current)
-                .map_err(|e| CorpusError {
-                    path: current.clone(),
-                    message: e.to_string(),
-                })?
-                .flatten()
-            {
-                let p = item.path();
-                if p.is_dir() {
-                    stack.push(p);
-                } else {
-                    let bytes = fs::read(&p).map_err(|e| CorpusError {
-                        path: p.clone(),
-                        message: e.to_string(),
-                    })?;
-                    let rel = p
-                        .strip_prefix(&input_dir)
-                        .unwrap_or(&p)
-                        .to_string_lossy()
-                        .replace('\\', "/");
-                    inputs.insert(rel, bytes);
-                }
-            }
-        }
-    }
+    let inputs = if input_dir.is_dir() {
+        read_inputs(&input_dir)?
+    } else {
+        BTreeMap::new()
+    };
     let group = dir
         .parent()
         .and_then(Path::file_name)
@@ -278,6 +313,36 @@ pub fn load_case(dir: &Path) -> Result<Case, CorpusError> {
         inputs,
         derived: Derived::default(),
     })
+}
+
+/// The files under `input_dir`, by path relative to it (`/`-separated).
+fn read_inputs(input_dir: &Path) -> Result<BTreeMap<String, Vec<u8>>, CorpusError> {
+    let mut inputs = BTreeMap::new();
+    let mut stack = vec![input_dir.to_path_buf()];
+    while let Some(current) = stack.pop() {
+        let read = fs::read_dir(&current).map_err(|e| CorpusError {
+            path: current.clone(),
+            message: e.to_string(),
+        })?;
+        for item in read.flatten() {
+            let p = item.path();
+            if is_kind(&item, true) {
+                stack.push(p);
+                continue;
+            }
+            let bytes = fs::read(&p).map_err(|e| CorpusError {
+                path: p.clone(),
+                message: e.to_string(),
+            })?;
+            let rel = p
+                .strip_prefix(input_dir)
+                .unwrap_or(&p)
+                .to_string_lossy()
+                .replace('\\', "/");
+            inputs.insert(rel, bytes);
+        }
+    }
+    Ok(inputs)
 }
 
 /// Expands `{"$repeat": [s, n]}` and `{"$concat": [..]}` into strings.
@@ -425,6 +490,39 @@ fn is_kebab(name: &str) -> bool {
 mod tests {
     use super::*;
     use serde_json::json;
+
+    /// A case is a folder holding a `case.json` file: not the root, not a folder named
+    /// `case.json`, nothing inside `input/`; its input files are read at any depth.
+    #[test]
+    fn cases_are_the_folders_holding_a_case_file() {
+        let root = tempfile::tempdir().expect("temp dir");
+        let case_json = |id: u32, name: &str| {
+            json!({"id": id, "name": name, "profiles": ["pi"], "seed": "s", "op": "load"})
+                .to_string()
+        };
+        let write = |rel: &str, text: &str| {
+            let path = root.path().join(rel);
+            fs::create_dir_all(path.parent().expect("parent")).expect("folders");
+            fs::write(path, text).expect("write");
+        };
+        write("case.json", &case_json(1, "root"));
+        write("g/b-case/case.json", &case_json(3, "b-case"));
+        write("g/a-case/case.json", &case_json(2, "a-case"));
+        write("g/a-case/input/s.jsonl", "{}\n");
+        write("g/a-case/input/deep/er/t.txt", "t");
+        write("g/a-case/input/nested/case.json", &case_json(4, "nested"));
+        write("g/not-a-case/notes.txt", "");
+        fs::create_dir_all(root.path().join("g/folder-named/case.json")).expect("folder");
+        let cases = load(root.path()).expect("loads");
+        let names: Vec<String> = cases.iter().map(Case::full_name).collect();
+        assert_eq!(names, ["g/a-case", "g/b-case"]);
+        let inputs: Vec<&str> = cases[0].inputs.keys().map(String::as_str).collect();
+        assert_eq!(
+            inputs,
+            ["deep/er/t.txt", "nested/case.json", "s.jsonl"],
+            "input files at any depth, by relative path"
+        );
+    }
 
     #[test]
     fn templates_expand() {

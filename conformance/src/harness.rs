@@ -13,7 +13,7 @@ use std::fs;
 use std::io::{IsTerminal, Write};
 use std::path::{Path, PathBuf};
 use std::sync::atomic::{AtomicUsize, Ordering};
-use std::sync::Mutex;
+use std::sync::{Arc, Mutex};
 use std::time::Duration;
 
 use globset::{Glob, GlobMatcher};
@@ -38,7 +38,7 @@ pub struct Harness {
     timeout: Duration,
     progress: bool,
     pin: bool,
-    loaded: Option<Vec<Case>>,
+    loaded: Option<Arc<Vec<Case>>>,
 }
 
 impl Harness {
@@ -112,8 +112,17 @@ impl Harness {
 
     /// Loads the corpus now, so later runs do not read it again.
     pub fn preload(mut self) -> Result<Harness, CorpusError> {
-        self.loaded = Some(corpus::load(&self.corpus)?);
+        self.loaded = Some(Arc::new(corpus::load(&self.corpus)?));
         Ok(self)
+    }
+
+    /// Runs over `cases`, loaded already (by [`corpus::load`] from this harness's corpus),
+    /// instead of reading the corpus: harnesses for several profiles can share one load,
+    /// and with it what each case works out on its first run (see [`corpus::Derived`]).
+    #[must_use]
+    pub fn loaded(mut self, cases: Arc<Vec<Case>>) -> Harness {
+        self.loaded = Some(cases);
+        self
     }
 
     /// The selected cases for the profile.

@@ -518,9 +518,13 @@ fn run(args: &RunArgs) -> Result<ExitCode, String> {
         Some(path) => runner::read_divergences(path)?,
         None => runner::Divergences::new(),
     };
+    // Read once for every profile: a case of several profiles shares its goldens,
+    // arguments and known tokens between their runs.
+    let cases = std::sync::Arc::new(corpus::load(&args.corpus).map_err(|e| e.to_string())?);
     let mut runs: Vec<ProfileRun> = Vec::new();
     for profile in profiles {
         let mut harness = Harness::new(&args.corpus)
+            .loaded(std::sync::Arc::clone(&cases))
             .profile(profile)
             .ignore(divergences.clone())
             .jobs(
