@@ -4,9 +4,16 @@
 //! when there are fewer jobs than CPUs).
 //!
 //! Run with `cargo bench -p session-conformance --bench throughput`.
-//! Prints cases per second, the median of 9 timed runs after one warm-up run; the
-//! corpus is loaded once, outside the timed part. Each run starts its adapter
-//! processes, so a persistent-mode figure includes starting them.
+//! Prints cases per second, the median of 9 timed runs after one warm-up run. The
+//! corpus is loaded afresh before each run, outside the timed part, so that every
+//! timed run works out each case's arguments, known tokens and goldens as a real run
+//! does. Each run starts its adapter processes, so a persistent-mode figure includes
+//! starting them.
+//!
+//! The `CLI` lines time the command a user runs, as a new process each time:
+//! `session-conformance run --profile P --adapter session-conformance -- serve --profile P`
+//! with its default jobs (one per CPU), from start to exit: reading the corpus, the
+//! report and the process's own start included.
 //!
 //! The runs go round by round, one run of every configuration per round, so that a
 //! machine that slows down or speeds up during the bench (shared virtual machines
@@ -26,29 +33,60 @@ const RUNS: usize = 9;
 #[global_allocator]
 static ALLOCATOR: mimalloc::MiMalloc = mimalloc::MiMalloc;
 
+/// How a configuration runs the corpus.
+enum Mode {
+    /// The reference, in the bench's process.
+    InProcess,
+    /// The reference as an adapter process in persistent mode: this argv.
+    Serve(Vec<String>),
+    /// The CLI as a new process: this argv (`run … --adapter … serve …`).
+    Cli(Vec<String>),
+}
+
 /// One measured configuration.
 struct Config {
     label: String,
     profile: Profile,
     jobs: usize,
     pin: bool,
-    harness: Harness,
-    /// The adapter's argv in persistent mode; `None` runs the reference in process.
-    serve: Option<Vec<String>>,
+    mode: Mode,
+    cases: usize,
     seconds: Vec<f64>,
 }
 
 impl Config {
-    fn cases(&self) -> usize {
-        self.harness.cases().map_or(0, |c| c.len())
+    fn harness(&self) -> Harness {
+        Harness::new(CORPUS)
+            .profile(self.profile)
+            .jobs(self.jobs)
+            .pin_cpus(self.pin)
+            .preload()
+            .expect("corpus loads")
     }
 
     /// Runs the corpus once; returns the seconds it took.
     fn run(&self) -> f64 {
+        if let Mode::Cli(argv) = &self.mode {
+            let start = Instant::now();
+            let status = std::process::Command::new(&argv[0])
+                .args(&argv[1..])
+                .current_dir(concat!(env!("CARGO_MANIFEST_DIR"), "/.."))
+                .stdout(std::process::Stdio::null())
+                .status()
+                .expect("the CLI starts");
+            let seconds = start.elapsed().as_secs_f64();
+            assert!(
+                status.success(),
+                "the corpus must pass against the reference"
+            );
+            return seconds;
+        }
+        // A fresh load, untimed: what a case works out on its first run is timed.
+        let harness = self.harness();
         let start = Instant::now();
-        let result = match &self.serve {
-            Some(argv) => self.harness.run_process(argv, false),
-            None => self.harness.run_reference(),
+        let result = match &self.mode {
+            Mode::Serve(argv) => harness.run_process(argv, false),
+            _ => harness.run_reference(),
         };
         let seconds = start.elapsed().as_secs_f64();
         let failures = result.map_or(usize::MAX, |r| {
@@ -79,44 +117,60 @@ fn measure(configs: &mut [Config]) {
     eprintln!();
 }
 
+const CORPUS: &str = concat!(env!("CARGO_MANIFEST_DIR"), "/../corpus/cases");
+
 fn configs() -> Vec<Config> {
-    let corpus = concat!(env!("CARGO_MANIFEST_DIR"), "/../corpus/cases");
     let bin = env!("CARGO_BIN_EXE_session-conformance").to_owned();
     let cpus = session_conformance::affinity::available().len();
     let mut out = Vec::new();
     for profile in Profile::ALL {
-        let argv = vec![
-            bin.clone(),
-            "serve".to_owned(),
-            "--profile".to_owned(),
-            profile.name().to_owned(),
-        ];
+        let cases = Harness::new(CORPUS)
+            .profile(profile)
+            .cases()
+            .expect("corpus loads")
+            .len();
+        let serve = [bin.as_str(), "serve", "--profile", profile.name()].map(str::to_owned);
+        let config = |label: String, jobs: usize, pin: bool, mode: Mode| Config {
+            label,
+            profile,
+            jobs,
+            pin,
+            mode,
+            cases,
+            seconds: Vec::new(),
+        };
         for jobs in [1, 2] {
-            for (label, serve, pin) in [
-                ("in process", false, true),
-                ("serve, persistent mode", true, true),
-                ("serve, persistent mode, not pinned", true, false),
+            for (label, in_process, pin) in [
+                ("in process", true, true),
+                ("serve, persistent mode", false, true),
+                ("serve, persistent mode, not pinned", false, false),
             ] {
                 if jobs >= cpus && !pin {
                     continue; // the harness does not pin this many jobs: the same run
                 }
-                let harness = Harness::new(corpus)
-                    .profile(profile)
-                    .jobs(jobs)
-                    .pin_cpus(pin)
-                    .preload()
-                    .expect("corpus loads");
-                out.push(Config {
-                    label: format!("{profile} {label}, {jobs} job(s)"),
-                    profile,
+                let mode = if in_process {
+                    Mode::InProcess
+                } else {
+                    Mode::Serve(serve.to_vec())
+                };
+                out.push(config(
+                    format!("{profile} {label}, {jobs} job(s)"),
                     jobs,
                     pin,
-                    harness,
-                    serve: serve.then(|| argv.clone()),
-                    seconds: Vec::new(),
-                });
+                    mode,
+                ));
             }
         }
+        let mut cli = vec![bin.clone(), "run".into(), "--profile".into()];
+        cli.extend([profile.name().to_owned(), "--adapter".into()]);
+        cli.extend([bin.clone(), "--".into()]);
+        cli.extend(serve[1..].iter().cloned());
+        out.push(config(
+            format!("{profile} CLI, serve, {cpus} job(s), new process"),
+            cpus,
+            true,
+            Mode::Cli(cli),
+        ));
     }
     out
 }
@@ -130,8 +184,9 @@ fn main() {
     let mut configs = configs();
     // Persistent mode first: in-process runs do the reference's work in this process,
     // and persistent-mode runs measured after them were 15-25% slower.
-    let (mut serve, mut in_process): (Vec<Config>, Vec<Config>) =
-        configs.drain(..).partition(|c| c.serve.is_some());
+    let (mut serve, mut in_process): (Vec<Config>, Vec<Config>) = configs
+        .drain(..)
+        .partition(|c| !matches!(c.mode, Mode::InProcess));
     measure(&mut serve);
     measure(&mut in_process);
     configs.extend(serve);
@@ -141,7 +196,7 @@ fn main() {
         "run", "cases", "median ms", "cases/s"
     );
     for config in &configs {
-        let (cases, median) = (config.cases(), config.median());
+        let (cases, median) = (config.cases, config.median());
         #[allow(clippy::cast_precision_loss)] // a case count
         let rate = cases as f64 / median;
         println!(
@@ -153,10 +208,10 @@ fn main() {
     // Both profiles' persistent-mode runs with 2 jobs, one after the other.
     let whole: Vec<&Config> = configs
         .iter()
-        .filter(|c| c.serve.is_some() && c.jobs == 2 && c.pin)
+        .filter(|c| matches!(c.mode, Mode::Serve(_)) && c.jobs == 2 && c.pin)
         .collect();
     if whole.len() == Profile::ALL.len() {
-        let cases: usize = whole.iter().map(|c| c.cases()).sum();
+        let cases: usize = whole.iter().map(|c| c.cases).sum();
         let seconds: f64 = whole.iter().map(|c| c.median()).sum();
         #[allow(clippy::cast_precision_loss)] // a case count
         let rate = cases as f64 / seconds;

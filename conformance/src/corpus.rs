@@ -94,8 +94,8 @@ pub struct Derived {
     known: OnceLock<Arc<HashSet<String>>>,
     /// Each profile's golden, in [`Profile::ALL`] order.
     goldens: [OnceLock<Golden>; Profile::ALL.len()],
-    /// The arguments, expanded, and their JSON text.
-    args: OnceLock<(Arc<Value>, Arc<RawValue>)>,
+    /// The arguments' JSON text, templates expanded.
+    args: OnceLock<Arc<RawValue>>,
 }
 
 /// A case's expected output for one profile.
@@ -166,14 +166,17 @@ impl Case {
         self.derived
             .known
             .get_or_init(|| {
-                let args = format!("{} {:?}", self.expanded_args().1.get(), self.file.mtimes);
-                let texts: Vec<std::borrow::Cow<str>> = self
+                let mtimes = format!("{:?}", self.file.mtimes);
+                let inputs: Vec<std::borrow::Cow<str>> = self
                     .inputs
                     .values()
                     .map(|b| String::from_utf8_lossy(b))
                     .collect();
                 Arc::new(crate::normalize::known_tokens(
-                    texts.iter().map(AsRef::as_ref).chain([args.as_str()]),
+                    inputs
+                        .iter()
+                        .map(AsRef::as_ref)
+                        .chain([self.args_text().get(), mtimes.as_str()]),
                 ))
             })
             .clone()
@@ -184,20 +187,20 @@ impl Case {
         expand(&self.file.args)
     }
 
-    /// The arguments of the case's request: expanded and serialised on first use.
+    /// The arguments of the case's request: expanded and written on first use.
     pub fn request_args(&self) -> Args {
-        let (value, text) = self.expanded_args();
-        Args::new(Arc::clone(value), Arc::clone(text))
+        Args::from_text(Arc::clone(self.args_text()))
     }
 
-    /// The expanded arguments and their JSON text, worked out once.
-    fn expanded_args(&self) -> &(Arc<Value>, Arc<RawValue>) {
+    /// The JSON text of the expanded arguments, worked out once: written as the
+    /// templates expand, without building the expanded value first.
+    fn args_text(&self) -> &Arc<RawValue> {
         self.derived.args.get_or_init(|| {
-            let value = self.args();
             // A value always serialises; `null` stands in for the impossible failure.
-            let text = serde_json::value::to_raw_value(&value)
-                .unwrap_or_else(|_| RawValue::NULL.to_owned());
-            (Arc::new(value), Arc::from(text))
+            serde_json::to_string(&Expanded(&self.file.args))
+                .ok()
+                .and_then(|text| RawValue::from_string(text).ok())
+                .map_or_else(|| Arc::from(RawValue::NULL.to_owned()), Arc::from)
         })
     }
 }
@@ -376,6 +379,91 @@ pub fn expand(value: &Value) -> Value {
     }
 }
 
+/// A string template: `{"$repeat": [s, n]}` (`s`, `n` times) or `{"$concat": [..]}`
+/// (the parts expanded and joined, a part that is not a string as its JSON text).
+enum Template<'a> {
+    Repeat(&'a str, usize),
+    Concat(&'a [Value]),
+}
+
+impl<'a> Template<'a> {
+    /// The template `map` is, if it is one: a single key, with arguments of the right shape.
+    fn of(map: &'a serde_json::Map<String, Value>) -> Option<Template<'a>> {
+        if map.len() != 1 {
+            return None;
+        }
+        if let Some(Value::Array(args)) = map.get("$repeat") {
+            if let (Some(Value::String(s)), Some(n)) =
+                (args.first(), args.get(1).and_then(Value::as_u64))
+            {
+                return Some(Template::Repeat(s, usize::try_from(n).unwrap_or(0)));
+            }
+        }
+        match map.get("$concat") {
+            Some(Value::Array(parts)) => Some(Template::Concat(parts)),
+            _ => None,
+        }
+    }
+}
+
+/// The expanded string, written a piece at a time.
+impl fmt::Display for Template<'_> {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        match *self {
+            Template::Repeat(unit, count) => {
+                // Whole blocks of about 4 KiB, then the rest: a few thousand writes
+                // for half a million characters instead of one per character.
+                let per_block = (4096 / unit.len().max(1)).max(1);
+                let block = unit.repeat(per_block.min(count));
+                for _ in 0..count / per_block {
+                    f.write_str(&block)?;
+                }
+                for _ in 0..count % per_block {
+                    f.write_str(unit)?;
+                }
+                Ok(())
+            }
+            Template::Concat(parts) => {
+                for part in parts {
+                    match part {
+                        Value::String(s) => f.write_str(s)?,
+                        Value::Object(map) if Template::of(map).is_some() => {
+                            Template::of(map).map_or(Ok(()), |t| t.fmt(f))?;
+                        }
+                        other => f.write_str(&expand(other).to_string())?,
+                    }
+                }
+                Ok(())
+            }
+        }
+    }
+}
+
+/// A template value that serialises as its [`expand`]ed value does, each template's
+/// string written to the output as it expands: no expanded copy is built. (`expand`
+/// stays the plain version: the tests check this one against it.)
+struct Expanded<'a>(&'a Value);
+
+impl Serialize for Expanded<'_> {
+    fn serialize<S: serde::Serializer>(&self, serializer: S) -> Result<S::Ok, S::Error> {
+        use serde::ser::SerializeMap;
+        match self.0 {
+            Value::Object(map) => match Template::of(map) {
+                Some(template) => serializer.collect_str(&template),
+                None => {
+                    let mut out = serializer.serialize_map(Some(map.len()))?;
+                    for (key, value) in map {
+                        out.serialize_entry(key, &Expanded(value))?;
+                    }
+                    out.end()
+                }
+            },
+            Value::Array(items) => serializer.collect_seq(items.iter().map(Expanded)),
+            other => other.serialize(serializer),
+        }
+    }
+}
+
 /// Lints the corpus: case files, names, ids, goldens. Returns every problem found.
 pub fn check(root: &Path) -> Vec<CorpusError> {
     let cases = match load(root) {
@@ -522,6 +610,38 @@ mod tests {
             ["deep/er/t.txt", "nested/case.json", "s.jsonl"],
             "input files at any depth, by relative path"
         );
+    }
+
+    /// The arguments' text is written as the templates expand; it is the text of the
+    /// expanded value, byte for byte, for every shape of template and for every case.
+    #[test]
+    fn arguments_are_written_as_their_expanded_value() {
+        let shapes = [
+            json!({"t": {"$repeat": ["ab\"\n\u{e9}\u{1f600}", 5000]}, "n": [1, 2.5, null, true]}),
+            json!({"$repeat": ["x", 4096]}),
+            json!({"$repeat": ["x", 4097]}),
+            json!({"$repeat": ["", 3]}),
+            json!({"$repeat": ["x", 0]}),
+            json!({"$concat": ["a", {"$repeat": ["b", 3]}, 7, {"k": {"$repeat": ["c", 2]}}, [1]]}),
+            json!({"$concat": [{"$concat": ["x", "\u{1}"]}, "y"]}),
+            json!({"$repeat": ["x"]}),
+            json!({"$repeat": "x"}),
+            json!({"$concat": "x"}),
+            json!({"$repeat": ["x", 2], "other": 1}),
+            json!([{"$repeat": ["-", 3]}, "plain", {}]),
+        ];
+        let cases = load(Path::new(concat!(
+            env!("CARGO_MANIFEST_DIR"),
+            "/../corpus/cases"
+        )))
+        .expect("corpus");
+        assert!(cases.len() > 200);
+        let all = shapes.iter().chain(cases.iter().map(|c| &c.file.args));
+        for args in all {
+            let written = serde_json::to_string(&Expanded(args)).expect("writes");
+            let expanded = serde_json::to_string(&expand(args)).expect("writes");
+            assert!(written == expanded, "{args}");
+        }
     }
 
     #[test]

@@ -1,6 +1,6 @@
 //! The adapter protocol's messages (see `PROTOCOL.md`).
 
-use std::sync::Arc;
+use std::sync::{Arc, OnceLock};
 
 use serde::{Deserialize, Serialize};
 use serde_json::value::RawValue;
@@ -80,50 +80,63 @@ pub struct Request {
     pub args: Args,
 }
 
-/// A request's arguments: a JSON value, and, when the runner made it, its JSON text,
-/// which is what is sent. A case's arguments are expanded and serialised once per
-/// run however often the case runs (some carry 500,000-character strings).
+/// A request's arguments: a JSON value, or, when the runner made them, their JSON
+/// text, which is what is sent; the value is then parsed from the text on first use
+/// (only the built-in reference, in process, uses it). A case's arguments are
+/// expanded and written once per run however often the case runs (some carry
+/// 500,000-character strings).
 #[derive(Debug, Clone)]
-pub struct Args {
-    value: Arc<Value>,
+pub struct Args(Arc<ArgsForm>);
+
+#[derive(Debug)]
+struct ArgsForm {
+    value: OnceLock<Value>,
     text: Option<Arc<RawValue>>,
 }
 
 impl Args {
-    /// Arguments with their JSON text (what the runner sends).
-    pub fn new(value: Arc<Value>, text: Arc<RawValue>) -> Args {
-        Args {
-            value,
+    /// Arguments given as their JSON text (what the runner sends).
+    pub fn from_text(text: Arc<RawValue>) -> Args {
+        Args(Arc::new(ArgsForm {
+            value: OnceLock::new(),
             text: Some(text),
-        }
+        }))
     }
 
     /// The arguments as a value.
     pub fn value(&self) -> &Value {
-        &self.value
+        self.0.value.get_or_init(|| {
+            // The text is JSON (a `RawValue` holds nothing else); `null` stands in for
+            // the impossible failure.
+            self.0
+                .text
+                .as_ref()
+                .and_then(|t| session_reference::raw::parse_value(t.get()).ok())
+                .unwrap_or(Value::Null)
+        })
     }
 }
 
 impl From<Value> for Args {
     fn from(value: Value) -> Args {
-        Args {
-            value: Arc::new(value),
+        Args(Arc::new(ArgsForm {
+            value: OnceLock::from(value),
             text: None,
-        }
+        }))
     }
 }
 
 impl PartialEq for Args {
     fn eq(&self, other: &Args) -> bool {
-        self.value == other.value
+        self.value() == other.value()
     }
 }
 
 impl Serialize for Args {
     fn serialize<S: serde::Serializer>(&self, serializer: S) -> Result<S::Ok, S::Error> {
-        match &self.text {
+        match &self.0.text {
             Some(text) => text.serialize(serializer),
-            None => self.value.serialize(serializer),
+            None => self.value().serialize(serializer),
         }
     }
 }
@@ -200,5 +213,32 @@ impl Response {
             error: None,
             unsupported: true,
         }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use serde_json::json;
+
+    /// Arguments made from text are sent as that text, byte for byte, and read as the
+    /// value it holds; arguments made from a value are sent as the value.
+    #[test]
+    fn arguments_are_sent_as_their_text_and_read_as_their_value() {
+        let text = r#"{"b":1,  "a":[1.50,"x"]}"#;
+        let raw = RawValue::from_string(text.to_owned()).expect("JSON");
+        let from_text = Args::from_text(Arc::from(raw));
+        assert_eq!(
+            serde_json::to_string(&from_text).expect("writes"),
+            text,
+            "sent as given"
+        );
+        assert_eq!(from_text.value(), &json!({"b": 1, "a": [1.5, "x"]}));
+        let from_value = Args::from(json!({"b": 1, "a": [1.5, "x"]}));
+        assert_eq!(from_text, from_value);
+        assert_eq!(
+            serde_json::to_string(&from_value).expect("writes"),
+            r#"{"b":1,"a":[1.5,"x"]}"#
+        );
     }
 }
