@@ -448,16 +448,16 @@ impl Serialize for Expanded<'_> {
     fn serialize<S: serde::Serializer>(&self, serializer: S) -> Result<S::Ok, S::Error> {
         use serde::ser::SerializeMap;
         match self.0 {
-            Value::Object(map) => match Template::of(map) {
-                Some(template) => serializer.collect_str(&template),
-                None => {
-                    let mut out = serializer.serialize_map(Some(map.len()))?;
-                    for (key, value) in map {
-                        out.serialize_entry(key, &Expanded(value))?;
-                    }
-                    out.end()
+            Value::Object(map) => {
+                if let Some(template) = Template::of(map) {
+                    return serializer.collect_str(&template);
                 }
-            },
+                let mut out = serializer.serialize_map(Some(map.len()))?;
+                for (key, value) in map {
+                    out.serialize_entry(key, &Expanded(value))?;
+                }
+                out.end()
+            }
             Value::Array(items) => serializer.collect_seq(items.iter().map(Expanded)),
             other => other.serialize(serializer),
         }
