@@ -13,6 +13,7 @@ use std::sync::{Arc, OnceLock};
 use serde::{Deserialize, Serialize};
 use serde_json::value::RawValue;
 use serde_json::Value;
+use session_reference::json_writer::{self, Layout};
 use session_reference::model::Profile;
 
 use crate::protocol::{Args, OPERATIONS};
@@ -196,11 +197,9 @@ impl Case {
     /// templates expand, without building the expanded value first.
     fn args_text(&self) -> &Arc<RawValue> {
         self.derived.args.get_or_init(|| {
-            // A value always serialises; `null` stands in for the impossible failure.
-            serde_json::to_string(&Expanded(&self.file.args))
-                .ok()
-                .and_then(|text| RawValue::from_string(text).ok())
-                .map_or_else(|| Arc::from(RawValue::NULL.to_owned()), Arc::from)
+            // The text is JSON; `null` stands in for the impossible failure.
+            RawValue::from_string(expanded_text(&self.file.args))
+                .map_or_else(|_| Arc::from(RawValue::NULL.to_owned()), Arc::from)
         })
     }
 }
@@ -406,61 +405,79 @@ impl<'a> Template<'a> {
     }
 }
 
-/// The expanded string, written a piece at a time.
-impl fmt::Display for Template<'_> {
-    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+impl Template<'_> {
+    /// Appends the expanded string's JSON escape (no quotes). Escapes go character by
+    /// character, so a repeated string's escape is its unit's escape repeated, and a
+    /// concatenation's is its parts' escapes concatenated.
+    fn write_escaped(&self, out: &mut String) {
         match *self {
-            Template::Repeat(unit, count) => {
-                // Whole blocks of about 4 KiB, then the rest: a few thousand writes
-                // for half a million characters instead of one per character.
-                let per_block = (4096 / unit.len().max(1)).max(1);
-                let block = unit.repeat(per_block.min(count));
-                for _ in 0..count / per_block {
-                    f.write_str(&block)?;
-                }
-                for _ in 0..count % per_block {
-                    f.write_str(unit)?;
-                }
-                Ok(())
-            }
+            Template::Repeat(unit, count) => out.push_str(&escaped(unit).repeat(count)),
             Template::Concat(parts) => {
                 for part in parts {
                     match part {
-                        Value::String(s) => f.write_str(s)?,
+                        Value::String(s) => out.push_str(&escaped(s)),
                         Value::Object(map) if Template::of(map).is_some() => {
-                            Template::of(map).map_or(Ok(()), |t| t.fmt(f))?;
+                            if let Some(template) = Template::of(map) {
+                                template.write_escaped(out);
+                            }
                         }
-                        other => f.write_str(&expand(other).to_string())?,
+                        other => out.push_str(&escaped(&expand(other).to_string())),
                     }
                 }
-                Ok(())
             }
         }
     }
 }
 
-/// A template value that serialises as its [`expand`]ed value does, each template's
-/// string written to the output as it expands: no expanded copy is built. (`expand`
-/// stays the plain version: the tests check this one against it.)
-struct Expanded<'a>(&'a Value);
+/// `s` escaped as inside a JSON string (without the quotes).
+fn escaped(s: &str) -> String {
+    let mut quoted = String::new();
+    json_writer::write_str(&mut quoted, s);
+    quoted.pop();
+    quoted.remove(0);
+    quoted
+}
 
-impl Serialize for Expanded<'_> {
-    fn serialize<S: serde::Serializer>(&self, serializer: S) -> Result<S::Ok, S::Error> {
-        use serde::ser::SerializeMap;
-        match self.0 {
-            Value::Object(map) => {
-                if let Some(template) = Template::of(map) {
-                    return serializer.collect_str(&template);
-                }
-                let mut out = serializer.serialize_map(Some(map.len()))?;
-                for (key, value) in map {
-                    out.serialize_entry(key, &Expanded(value))?;
-                }
-                out.end()
+/// The compact JSON text of the [`expand`]ed `value`, each template's string written as
+/// it expands: no expanded copy is built. (`expand` stays the plain version: the
+/// tests check this one against it.)
+fn expanded_text(value: &Value) -> String {
+    let mut out = String::new();
+    write_expanded(&mut out, value);
+    out
+}
+
+fn write_expanded(out: &mut String, value: &Value) {
+    match value {
+        Value::Object(map) => {
+            if let Some(template) = Template::of(map) {
+                out.push('"');
+                template.write_escaped(out);
+                out.push('"');
+                return;
             }
-            Value::Array(items) => serializer.collect_seq(items.iter().map(Expanded)),
-            other => other.serialize(serializer),
+            out.push('{');
+            for (i, (key, value)) in map.iter().enumerate() {
+                if i > 0 {
+                    out.push(',');
+                }
+                json_writer::write_str(out, key);
+                out.push(':');
+                write_expanded(out, value);
+            }
+            out.push('}');
         }
+        Value::Array(items) => {
+            out.push('[');
+            for (i, item) in items.iter().enumerate() {
+                if i > 0 {
+                    out.push(',');
+                }
+                write_expanded(out, item);
+            }
+            out.push(']');
+        }
+        other => json_writer::write(out, other, Layout::COMPACT),
     }
 }
 
@@ -638,7 +655,7 @@ mod tests {
         assert!(cases.len() > 200);
         let all = shapes.iter().chain(cases.iter().map(|c| &c.file.args));
         for args in all {
-            let written = serde_json::to_string(&Expanded(args)).expect("writes");
+            let written = expanded_text(args);
             let expanded = serde_json::to_string(&expand(args)).expect("writes");
             assert!(written == expanded, "{args}");
         }

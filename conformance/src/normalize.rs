@@ -245,8 +245,9 @@ pub fn known_tokens<'a>(inputs: impl IntoIterator<Item = &'a str>) -> HashSet<St
     let patterns: &'static [(&'static str, Regex)] = &*PATTERNS;
     let mut known = HashSet::new();
     for text in inputs {
+        let text = without_long_hex_runs(text);
         for (pattern, re) in patterns {
-            for token in re.find_iter(text).map(|m| m.as_str()) {
+            for token in re.find_iter(&text).map(|m| m.as_str()) {
                 if classify(pattern, token).is_some() && !known.contains(token) {
                     known.insert(token.to_owned());
                 }
@@ -254,6 +255,57 @@ pub fn known_tokens<'a>(inputs: impl IntoIterator<Item = &'a str>) -> HashSet<St
         }
     }
     known
+}
+
+/// Runs of hex digits at least this long are left out of the search for known tokens.
+const LONG_HEX_RUN: usize = 64;
+
+/// `text` with every run of at least [`LONG_HEX_RUN`] hex digits (`[0-9a-f]`, as long
+/// as it goes) that does not follow `-` or `.` cut down to a space and its last 4
+/// characters: the patterns find the same tokens in what is left, without reading
+/// the run (arguments repeat a letter such as `a` half a million times).
+///
+/// Why nothing is lost. `hex` matches such a run whole (it starts where the run does,
+/// and its UUID branch needs a `-` after 8 digits), and a token that long is never a
+/// created one. No other match can reach into the run from before it: the digit groups
+/// of times are at most 4 long and end at a separator, and the two that can take more
+/// (a UUID's last group, a time's fraction) come after `-` and `.`, whose runs are
+/// kept. A match can start inside the run only on its last 4 digits, at a time's year
+/// (`\d{4}-`), and those are kept. The tests check this against the whole text.
+fn without_long_hex_runs(text: &str) -> std::borrow::Cow<'_, str> {
+    let is_hex = |b: u8| b.is_ascii_digit() || (b'a'..=b'f').contains(&b);
+    let bytes = text.as_bytes();
+    let mut out = String::new();
+    // `text[..copied]` is in `out`; no run starts before `scanned` unexamined.
+    let (mut copied, mut scanned) = (0, 0);
+    // A run this long holds a multiple of half its length: look there only.
+    for probe in (0..bytes.len()).step_by(LONG_HEX_RUN / 2) {
+        if probe < scanned || !is_hex(bytes[probe]) {
+            continue;
+        }
+        let start = bytes[..probe]
+            .iter()
+            .rposition(|&b| !is_hex(b))
+            .map_or(0, |i| i + 1);
+        let end = bytes[probe..]
+            .iter()
+            .position(|&b| !is_hex(b))
+            .map_or(bytes.len(), |i| probe + i);
+        scanned = end;
+        let after_separator = start > 0 && matches!(bytes[start - 1], b'-' | b'.');
+        if end - start >= LONG_HEX_RUN && !after_separator {
+            // Runs are ASCII: the cuts fall on character boundaries.
+            out.push_str(&text[copied..start]);
+            out.push(' ');
+            out.push_str(&text[end - 4..end]);
+            copied = end;
+        }
+    }
+    if copied == 0 {
+        return std::borrow::Cow::Borrowed(text);
+    }
+    out.push_str(&text[copied..]);
+    std::borrow::Cow::Owned(out)
 }
 
 impl Normalizer {
@@ -545,6 +597,71 @@ fn hex(bytes: &[u8]) -> String {
 #[cfg(test)]
 mod tests {
     use super::*;
+    use proptest::prelude::*;
+
+    /// The known tokens as the patterns find them in the whole of each text: the
+    /// oracle for [`known_tokens`], which leaves long hex runs out.
+    fn known_tokens_in_whole_texts(texts: &[&str]) -> HashSet<String> {
+        let mut known = HashSet::new();
+        for text in texts {
+            for (pattern, re) in &*PATTERNS {
+                for token in re.find_iter(text).map(|m| m.as_str()) {
+                    if classify(pattern, token).is_some() {
+                        known.insert(token.to_owned());
+                    }
+                }
+            }
+        }
+        known
+    }
+
+    /// Texts that put tokens against long hex runs: a UUID's last group or a time's
+    /// fraction taken from a run, a year at a run's end, runs of digits only.
+    #[test]
+    fn long_hex_runs_hide_no_known_token() {
+        let a100 = "a".repeat(100);
+        let one100 = "1".repeat(100);
+        let texts = [
+            format!("12345678-1234-1234-1234-{a100}"),
+            format!("2026-01-01T00:00:00.{one100}Z"),
+            format!("x{a100}2026-01-01T00:00:00.000Z"),
+            format!("x{}1234-05-06T07-08-09-010Z", "0".repeat(70)),
+            format!("deadbeef {} abcdef12 {a100}", "c".repeat(500)),
+            format!("\"{a100}\":\"{one100}\" 0123456789abcdef"),
+            a100.clone(),
+        ];
+        for text in &texts {
+            assert_eq!(
+                known_tokens([text.as_str()]),
+                known_tokens_in_whole_texts(&[text]),
+                "{text}"
+            );
+        }
+        assert!(matches!(
+            without_long_hex_runs(&texts[4]),
+            std::borrow::Cow::Owned(_)
+        ));
+    }
+
+    fn piece() -> impl Strategy<Value = String> {
+        prop_oneof![
+            "[0-9a-fTZ:. x\\-\u{663}g\"]{0,12}",
+            "[0-9a-f]{56,140}",
+            "[0-9]{56,140}",
+            Just("2026-01-01T00:00:00".to_owned()),
+            Just("12345678-1234-1234-1234-".to_owned()),
+            Just("2026-01-01T12-30-45-123Z".to_owned()),
+        ]
+    }
+
+    proptest! {
+        #![proptest_config(ProptestConfig { cases: 2000, ..ProptestConfig::default() })]
+        #[test]
+        fn known_tokens_are_those_of_the_whole_text(pieces in prop::collection::vec(piece(), 0..10)) {
+            let text = pieces.concat();
+            prop_assert_eq!(known_tokens([text.as_str()]), known_tokens_in_whole_texts(&[&text]));
+        }
+    }
 
     /// Taking a snapshot describes what `snapshot` describes, skipped files and
     /// folders included in the removal, and leaves the case directory empty.
