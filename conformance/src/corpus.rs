@@ -87,16 +87,14 @@ pub struct Case {
 }
 
 /// What runs of a case share, worked out on first use and kept as long as the loaded
-/// case (a preloaded harness keeps them across its runs): its known tokens, its goldens
-/// and its request arguments.
+/// case (a preloaded harness keeps them across its runs): its known tokens and its
+/// goldens.
 #[derive(Debug, Clone, Default)]
 pub struct Derived {
     /// The known tokens of the inputs, arguments and mtimes (normalisation).
     known: OnceLock<Arc<HashSet<String>>>,
     /// Each profile's golden, in [`Profile::ALL`] order.
     goldens: [OnceLock<Golden>; Profile::ALL.len()],
-    /// The arguments' JSON text, templates expanded.
-    args: OnceLock<Arc<RawValue>>,
 }
 
 /// A case's expected output for one profile.
@@ -161,9 +159,10 @@ impl Case {
         })
     }
 
-    /// The tokens a normaliser keeps as they are: those of the input files, the expanded
-    /// arguments and the `mtimes` (PROTOCOL.md "Normalisation", rule 1). Collected once.
-    pub fn known_tokens(&self) -> Arc<HashSet<String>> {
+    /// The tokens a normaliser keeps as they are: those of the input files, the
+    /// arguments (`args`, the text of [`Case::request_args`]) and the `mtimes`
+    /// (PROTOCOL.md "Normalisation", rule 1). Collected once.
+    pub fn known_tokens(&self, args: &str) -> Arc<HashSet<String>> {
         self.derived
             .known
             .get_or_init(|| {
@@ -177,7 +176,7 @@ impl Case {
                     inputs
                         .iter()
                         .map(AsRef::as_ref)
-                        .chain([self.args_text().get(), mtimes.as_str()]),
+                        .chain([args, mtimes.as_str()]),
                 ))
             })
             .clone()
@@ -188,19 +187,14 @@ impl Case {
         expand(&self.file.args)
     }
 
-    /// The arguments of the case's request: expanded and written on first use.
+    /// The arguments of the case's request, expanded and written as JSON text. Not
+    /// kept: a run sends them once, and some carry 500,000-character strings, whose
+    /// memory is better used again by the next case than kept for the whole run.
     pub fn request_args(&self) -> Args {
-        Args::from_text(Arc::clone(self.args_text()))
-    }
-
-    /// The JSON text of the expanded arguments, worked out once: written as the
-    /// templates expand, without building the expanded value first.
-    fn args_text(&self) -> &Arc<RawValue> {
-        self.derived.args.get_or_init(|| {
-            // The text is JSON; `null` stands in for the impossible failure.
-            RawValue::from_string(expanded_text(&self.file.args))
-                .map_or_else(|_| Arc::from(RawValue::NULL.to_owned()), Arc::from)
-        })
+        // The text is JSON; `null` stands in for the impossible failure.
+        let text = RawValue::from_string(expanded_text(&self.file.args))
+            .map_or_else(|_| Arc::from(RawValue::NULL.to_owned()), Arc::from);
+        Args::from_text(text)
     }
 }
 
@@ -696,12 +690,13 @@ mod tests {
             inputs: BTreeMap::from([("s.jsonl".into(), br#"{"id":"deadbeef"}"#.to_vec())]),
             derived: Derived::default(),
         };
-        let known = case.known_tokens();
+        let args = case.request_args();
+        let known = case.known_tokens(&args.text());
         for token in ["deadbeef", "abcd1234", "2026-03-01T12:00:00.000Z"] {
             assert!(known.contains(token), "{token} in {known:?}");
         }
         assert!(
-            std::sync::Arc::ptr_eq(&known, &case.known_tokens()),
+            std::sync::Arc::ptr_eq(&known, &case.known_tokens(&args.text())),
             "collected once"
         );
     }

@@ -103,6 +103,14 @@ impl Args {
         }))
     }
 
+    /// The arguments' JSON text: as given, or the value's compact text.
+    pub fn text(&self) -> std::borrow::Cow<'_, str> {
+        match &self.0.text {
+            Some(text) => text.get().into(),
+            None => session_reference::json_writer::compact(self.value()).into(),
+        }
+    }
+
     /// The arguments as a value.
     pub fn value(&self) -> &Value {
         self.0.value.get_or_init(|| {
@@ -236,6 +244,8 @@ mod tests {
         assert_eq!(from_text.value(), &json!({"b": 1, "a": [1.5, "x"]}));
         let from_value = Args::from(json!({"b": 1, "a": [1.5, "x"]}));
         assert_eq!(from_text, from_value);
+        assert_eq!(from_text.text(), text);
+        assert_eq!(from_value.text(), r#"{"b":1,"a":[1.5,"x"]}"#);
         assert_eq!(
             serde_json::to_string(&from_value).expect("writes"),
             r#"{"b":1,"a":[1.5,"x"]}"#

@@ -156,13 +156,15 @@ pub fn produce(
     }
     set_mtimes(&dir, &case.file.mtimes).map_err(|e| (Status::Crash, e))?;
     fs::create_dir_all(dir.join("home")).map_err(|e| (Status::Crash, e.to_string()))?;
+    let args = case.request_args();
+    let known = case.known_tokens(&args.text());
     let request = Request {
         kind: "request".into(),
         case: case.id(),
         op: case.file.op.clone(),
         profile: profile.name().into(),
         dir: dir_text.clone(),
-        args: case.request_args(),
+        args,
     };
     let response = adapter.call(&request, timeout).map_err(|f| match f {
         Failure::Timeout => (
@@ -200,7 +202,7 @@ pub fn produce(
     if let Some(error) = &response.error {
         notes.push(format!("error {}: {}", error.kind, error.message));
     }
-    let mut normalizer = Normalizer::with_known(&dir_text, case.known_tokens());
+    let mut normalizer = Normalizer::with_known(&dir_text, known);
     // The response first: its ids and paths are in an order every implementation shares.
     normalizer.normalize(&mut response_value);
     normalizer.normalize_files(&mut files);
