@@ -134,6 +134,11 @@ impl<'a> Walk<'a> {
                 continue;
             }
             if is_dir {
+                // An empty folder describes no file: removing it first saves listing
+                // it (most cases leave `home/` empty).
+                if remove && fs::remove_dir(&path).is_ok() {
+                    continue;
+                }
                 if kept || remove {
                     self.folder(&path, depth + 1, remove);
                 }

@@ -114,7 +114,9 @@ fn read_file(path: &Path) -> io::Result<Vec<u8>> {
     };
     if len < PARALLEL_READ_MIN_BYTES {
         let mut bytes = Vec::with_capacity(size);
-        file.read_to_end(&mut bytes)?;
+        // Through `Take`, which reads into the room made above: `File`'s own
+        // `read_to_end` would ask the file's size and position again (two more calls).
+        (&mut file).take(u64::MAX).read_to_end(&mut bytes)?;
         return Ok(bytes);
     }
     let mut bytes = vec![0; size];
