@@ -721,22 +721,23 @@ fn serve(profile: Profile, one_shot: bool) -> Result<ExitCode, String> {
     // One buffer for every request and one for every reply: a request may carry
     // 500,000-character strings, and growing a fresh buffer to that size each time
     // costs more than reading it.
-    let mut line = String::new();
+    let mut line = Vec::new();
     let mut reply = Vec::new();
     loop {
         line.clear();
+        // Bytes, not a `String`: the JSON parser checks the text is UTF-8 as it reads it.
         if stdin
-            .read_line(&mut line)
+            .read_until(b'\n', &mut line)
             .map_err(|e| format!("stdin: {e}"))?
             == 0
         {
             break;
         }
-        if line.trim().is_empty() {
+        if line.trim_ascii().is_empty() {
             continue;
         }
         reply.clear();
-        match serde_json::from_str::<serde_json::Value>(&line) {
+        match serde_json::from_slice::<serde_json::Value>(&line) {
             Err(e) => {
                 let error = Response::error("", "exception", format!("not JSON: {e}"));
                 serde_json::to_writer(&mut reply, &error)

@@ -297,11 +297,8 @@ fn hex_matches(text: &str) -> impl Iterator<Item = std::ops::Range<usize>> + '_ 
     };
     let mut from = 0;
     std::iter::from_fn(move || loop {
-        let start = from + bytes.get(from..)?.iter().position(|&b| is_hex(b))?;
-        let end = bytes[start..]
-            .iter()
-            .position(|&b| !is_hex(b))
-            .map_or(bytes.len(), |n| start + n);
+        let start = from + first_where(bytes.get(from..)?, true)?;
+        let end = first_where(&bytes[start..], false).map_or(bytes.len(), |n| start + n);
         from = end;
         if end - start < 8 {
             continue;
@@ -311,6 +308,53 @@ fn hex_matches(text: &str) -> impl Iterator<Item = std::ops::Range<usize>> + '_ 
         }
         return Some(start..from);
     })
+}
+
+/// The index of the first byte of `bytes` that is a hex digit (`[0-9a-f]`), or with
+/// `hex` false the first that is not. Eight bytes at a time, where the answer is not in
+/// them: arguments repeat a letter half a million times.
+fn first_where(bytes: &[u8], hex: bool) -> Option<usize> {
+    let mut at = 0;
+    while let Some(word) = bytes.get(at..at + 8) {
+        let mut eight = [0; 8];
+        eight.copy_from_slice(word);
+        let digits = hex_bytes(u64::from_le_bytes(eight));
+        // A byte's top bit in `digits` is set when it is a hex digit.
+        let found = if hex {
+            digits != 0
+        } else {
+            digits != HIGH_BITS
+        };
+        if found {
+            break;
+        }
+        at += 8;
+    }
+    let is_hex = |b: &u8| b.is_ascii_digit() || (b'a'..=b'f').contains(b);
+    bytes[at..]
+        .iter()
+        .position(|b| is_hex(b) == hex)
+        .map(|n| at + n)
+}
+
+/// The top bit of each byte.
+const HIGH_BITS: u64 = 0x8080_8080_8080_8080;
+
+/// The top bit of each byte of `word` set where that byte is `0`–`9` or `a`–`f`, every
+/// other bit clear. For an ASCII byte `x`, `x + (0x80 - lo)` reaches the top bit when
+/// `x >= lo` and `x + (0x7f - hi)` when `x > hi`, without carrying into the next byte.
+fn hex_bytes(word: u64) -> u64 {
+    const fn each(byte: u8) -> u64 {
+        u64::from_le_bytes([byte; 8])
+    }
+    let ascii = !word & HIGH_BITS;
+    let low7 = word & !HIGH_BITS;
+    let within = |lo: u8, hi: u8| {
+        let at_least = low7.wrapping_add(each(0x80 - lo));
+        let above = low7.wrapping_add(each(0x7f - hi));
+        at_least & !above & HIGH_BITS
+    };
+    (within(b'0', b'9') | within(b'a', b'f')) & ascii
 }
 
 impl Normalizer {
@@ -618,6 +662,41 @@ mod tests {
             }
         }
         known
+    }
+
+    /// Every byte value, in every position of a word, is classed as a hex digit or not
+    /// as `is_ascii_hexdigit` (lowercase) classes it.
+    #[test]
+    fn words_are_classed_byte_by_byte() {
+        for byte in 0..=u8::MAX {
+            let hex = byte.is_ascii_digit() || (b'a'..=b'f').contains(&byte);
+            for at in 0..8 {
+                let mut word = [b'g'; 8];
+                word[at] = byte;
+                let expected = if hex { 0x80 << (8 * at) } else { 0 };
+                assert_eq!(
+                    hex_bytes(u64::from_le_bytes(word)),
+                    expected,
+                    "{byte:#x} at {at}"
+                );
+                let mut word = [b'7'; 8];
+                word[at] = byte;
+                let expected = if hex {
+                    HIGH_BITS
+                } else {
+                    HIGH_BITS & !(0x80 << (8 * at))
+                };
+                assert_eq!(
+                    hex_bytes(u64::from_le_bytes(word)),
+                    expected,
+                    "{byte:#x} at {at}"
+                );
+            }
+        }
+        let text = format!("{}0{}", "g".repeat(21), "a".repeat(30));
+        assert_eq!(first_where(text.as_bytes(), true), Some(21));
+        assert_eq!(first_where(&text.as_bytes()[21..], false), None);
+        assert_eq!(first_where(b"abcdef0123456789-", false), Some(16));
     }
 
     fn hex_piece() -> impl Strategy<Value = String> {

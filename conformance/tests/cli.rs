@@ -142,6 +142,38 @@ fn serve_speaks_the_protocol_end_to_end() {
     }
 }
 
+/// `serve` skips blank lines, answers a line that is not JSON (here not even UTF-8)
+/// with an `exception` error, and goes on to the next request.
+#[test]
+fn serve_answers_a_bad_line_and_goes_on() {
+    let mut input = b"\n  \r\n".to_vec();
+    input.extend_from_slice(b"{\"type\":\"request\",\"case\":\"\xff\"}\n");
+    input.extend_from_slice(b"{\"type\":\"hello\"}\n{\"type\":\"bye\"}\n");
+    let out = cli()
+        .args(["serve", "--profile", "pi"])
+        .stdin(input)
+        .assert()
+        .success()
+        .get_output()
+        .stdout
+        .clone();
+    let text = String::from_utf8(out).unwrap();
+    let lines: Vec<serde_json::Value> = text
+        .lines()
+        .map(|l| serde_json::from_str(l).unwrap())
+        .collect();
+    assert_eq!(lines.len(), 2, "{text}");
+    assert_eq!(lines[0]["error"]["kind"], "exception", "{text}");
+    assert!(
+        lines[0]["error"]["message"]
+            .as_str()
+            .unwrap()
+            .starts_with("not JSON"),
+        "{text}"
+    );
+    assert_eq!(lines[1]["type"], "hello", "{text}");
+}
+
 #[test]
 fn a_broken_adapter_fails_its_cases_with_a_status() {
     let out = cli()
