@@ -52,6 +52,14 @@ pub trait Adapter: Send {
     fn call(&mut self, request: &Request, timeout: Duration) -> Result<Response, Failure>;
 }
 
+/// A request's JSON text, in a buffer sized for it at once: the arguments can be
+/// 500,000 characters, and growing a buffer to that size touches twice the memory.
+fn request_line(request: &Request) -> Vec<u8> {
+    let mut line = Vec::with_capacity(request.args.text().len() + 1024);
+    // A request always serialises (strings and a JSON text); empty stands in for the impossible failure.
+    serde_json::to_writer(&mut line, request).map_or_else(|_| Vec::new(), |()| line)
+}
+
 /// The reference, in process.
 pub struct ReferenceAdapter {
     profile: Profile,
@@ -191,7 +199,7 @@ impl ProcessAdapter {
 
     fn one_shot_call(&mut self, request: &Request, timeout: Duration) -> Result<Response, Failure> {
         let mut running = self.spawn()?;
-        let line = serde_json::to_vec(request).unwrap_or_default();
+        let line = request_line(request);
         let result = send(&mut running, line).and_then(|()| {
             running.stdin = None;
             receive(&mut running, timeout)
@@ -233,7 +241,7 @@ impl Adapter for ProcessAdapter {
         let Some(running) = self.running.as_mut() else {
             return Err(Failure::Crash("not running".into()));
         };
-        let line = serde_json::to_vec(request).unwrap_or_default();
+        let line = request_line(request);
         let result = send(running, line)
             .and_then(|()| receive(running, timeout))
             .and_then(|l| parse_response(&l, &request.case));
