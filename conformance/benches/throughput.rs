@@ -72,6 +72,7 @@ impl Config {
                 .args(&argv[1..])
                 .current_dir(concat!(env!("CARGO_MANIFEST_DIR"), "/.."))
                 .stdout(std::process::Stdio::null())
+                .stderr(std::process::Stdio::null())
                 .status()
                 .expect("the CLI starts");
             let seconds = start.elapsed().as_secs_f64();
@@ -165,9 +166,11 @@ fn configs() -> Vec<Config> {
         cli.extend([profile.name().to_owned(), "--adapter".into()]);
         cli.extend([bin.clone(), "--".into()]);
         cli.extend(serve[1..].iter().cloned());
+        // The CLI's default: a job per CPU, as `available_parallelism` counts them.
+        let jobs = std::thread::available_parallelism().map_or(1, usize::from);
         out.push(config(
-            format!("{profile} CLI, serve, {cpus} job(s), new process"),
-            cpus,
+            format!("{profile} CLI, serve, {jobs} job(s), new process"),
+            jobs,
             true,
             Mode::Cli(cli),
         ));

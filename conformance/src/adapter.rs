@@ -55,7 +55,7 @@ pub trait Adapter: Send {
 /// A request's JSON text, in a buffer sized for it at once: the arguments can be
 /// 500,000 characters, and growing a buffer to that size touches twice the memory.
 fn request_line(request: &Request) -> Vec<u8> {
-    let mut line = Vec::with_capacity(request.args.text().len() + 1024);
+    let mut line = Vec::with_capacity(request.args.text_len().unwrap_or(0) + 1024);
     // A request always serialises (strings and a JSON text); empty stands in for the impossible failure.
     serde_json::to_writer(&mut line, request).map_or_else(|_| Vec::new(), |()| line)
 }

@@ -161,7 +161,8 @@ impl Case {
 
     /// The tokens a normaliser keeps as they are: those of the input files, the
     /// arguments (`args`, the text of [`Case::request_args`]) and the `mtimes`
-    /// (PROTOCOL.md "Normalisation", rule 1). Collected once.
+    /// (PROTOCOL.md "Normalisation", rule 1). Collected once, on the first call: later
+    /// calls return that set whatever `args` they pass.
     pub fn known_tokens(&self, args: &str) -> Arc<HashSet<String>> {
         self.derived
             .known
@@ -231,7 +232,8 @@ pub fn load(root: &Path) -> Result<Vec<Case>, CorpusError> {
 }
 
 /// The case directories under `root` (those holding a `case.json` file, never `root`
-/// itself nor anything inside an `input` folder), sorted. The listing says which
+/// itself nor anything inside a folder named `input`), found in every other folder
+/// (a folder named `case.json` too), sorted. The listing says which
 /// entries are folders; only symbolic links cost a look at their target.
 fn case_dirs(root: &Path) -> Result<Vec<PathBuf>, CorpusError> {
     let mut dirs = Vec::new();
@@ -244,10 +246,10 @@ fn case_dirs(root: &Path) -> Result<Vec<PathBuf>, CorpusError> {
         let mut holds_case = false;
         for item in read.flatten() {
             let name = item.file_name();
-            if name == "case.json" {
-                holds_case |= is_kind(&item, false);
-            } else if name != "input" && is_kind(&item, true) {
+            if name != "input" && is_kind(&item, true) {
                 stack.push(item.path());
+            } else if name == "case.json" {
+                holds_case |= is_kind(&item, false);
             }
         }
         if holds_case && dir != root {
@@ -612,9 +614,13 @@ mod tests {
         write("g/a-case/input/nested/case.json", &case_json(4, "nested"));
         write("g/not-a-case/notes.txt", "");
         fs::create_dir_all(root.path().join("g/folder-named/case.json")).expect("folder");
+        write(
+            "g/folder-named/case.json/inner/case.json",
+            &case_json(5, "inner"),
+        );
         let cases = load(root.path()).expect("loads");
         let names: Vec<String> = cases.iter().map(Case::full_name).collect();
-        assert_eq!(names, ["g/a-case", "g/b-case"]);
+        assert_eq!(names, ["g/a-case", "g/b-case", "case.json/inner"]);
         let inputs: Vec<&str> = cases[0].inputs.keys().map(String::as_str).collect();
         assert_eq!(
             inputs,

@@ -518,8 +518,8 @@ fn run(args: &RunArgs) -> Result<ExitCode, String> {
         Some(path) => runner::read_divergences(path)?,
         None => runner::Divergences::new(),
     };
-    // Read once for every profile: a case of several profiles shares its goldens,
-    // arguments and known tokens between their runs.
+    // Read once for every profile: a case of several profiles shares its goldens and
+    // known tokens between their runs.
     let cases = std::sync::Arc::new(corpus::load(&args.corpus).map_err(|e| e.to_string())?);
     let mut runs: Vec<ProfileRun> = Vec::new();
     for profile in profiles {
@@ -733,7 +733,7 @@ fn serve(profile: Profile, one_shot: bool) -> Result<ExitCode, String> {
         {
             break;
         }
-        if line.trim_ascii().is_empty() {
+        if is_blank(&line) {
             continue;
         }
         reply.clear();
@@ -767,6 +767,20 @@ fn serve(profile: Profile, one_shot: bool) -> Result<ExitCode, String> {
         }
     }
     Ok(ExitCode::SUCCESS)
+}
+
+/// Whether a request line is only whitespace (Unicode's, as `str::trim` has it). Only
+/// a line whose first other byte is not ASCII is checked as text: a request starts
+/// with `{`, and may carry half a million characters.
+fn is_blank(line: &[u8]) -> bool {
+    match line
+        .iter()
+        .find(|&&b| !(b.is_ascii() && char::from(b).is_whitespace()))
+    {
+        None => true,
+        Some(&b) if !b.is_ascii() => std::str::from_utf8(line).is_ok_and(|t| t.trim().is_empty()),
+        Some(_) => false,
+    }
 }
 
 fn print_json(value: &serde_json::Value) -> Result<ExitCode, String> {

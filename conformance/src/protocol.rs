@@ -82,9 +82,8 @@ pub struct Request {
 
 /// A request's arguments: a JSON value, or, when the runner made them, their JSON
 /// text, which is what is sent; the value is then parsed from the text on first use
-/// (only the built-in reference, in process, uses it). A case's arguments are
-/// expanded and written once per run however often the case runs (some carry
-/// 500,000-character strings).
+/// (only the built-in reference, in process, uses it). The runner writes a case's
+/// arguments for each request and keeps neither form after it.
 #[derive(Debug, Clone)]
 pub struct Args(Arc<ArgsForm>);
 
@@ -101,6 +100,11 @@ impl Args {
             value: OnceLock::new(),
             text: Some(text),
         }))
+    }
+
+    /// The length of the JSON text, when the arguments were given as text.
+    pub fn text_len(&self) -> Option<usize> {
+        self.0.text.as_ref().map(|t| t.get().len())
     }
 
     /// The arguments' JSON text: as given, or the value's compact text.
@@ -245,6 +249,8 @@ mod tests {
         let from_value = Args::from(json!({"b": 1, "a": [1.5, "x"]}));
         assert_eq!(from_text, from_value);
         assert_eq!(from_text.text(), text);
+        assert_eq!(from_text.text_len(), Some(text.len()));
+        assert_eq!(Args::from(json!(1)).text_len(), None);
         assert_eq!(from_value.text(), r#"{"b":1,"a":[1.5,"x"]}"#);
         assert_eq!(
             serde_json::to_string(&from_value).expect("writes"),

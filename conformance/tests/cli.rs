@@ -142,11 +142,11 @@ fn serve_speaks_the_protocol_end_to_end() {
     }
 }
 
-/// `serve` skips blank lines, answers a line that is not JSON (here not even UTF-8)
-/// with an `exception` error, and goes on to the next request.
+/// `serve` skips blank lines (Unicode whitespace too), answers a line that is not
+/// JSON (here not even UTF-8) with an `exception` error, and goes on.
 #[test]
 fn serve_answers_a_bad_line_and_goes_on() {
-    let mut input = b"\n  \r\n".to_vec();
+    let mut input = "\n  \r\n\u{b}\n\u{a0} \u{2029}\n".as_bytes().to_vec();
     input.extend_from_slice(b"{\"type\":\"request\",\"case\":\"\xff\"}\n");
     input.extend_from_slice(b"{\"type\":\"hello\"}\n{\"type\":\"bye\"}\n");
     let out = cli()
