@@ -194,7 +194,7 @@ impl Case {
     pub fn request_args(&self) -> Args {
         // The text is JSON; `null` stands in for the impossible failure.
         let text = RawValue::from_string(expanded_text(&self.file.args))
-            .map_or_else(|_| Arc::from(RawValue::NULL.to_owned()), Arc::from);
+            .unwrap_or_else(|_| RawValue::NULL.to_owned());
         Args::from_text(text)
     }
 }
@@ -407,7 +407,19 @@ impl Template<'_> {
     /// concatenation's is its parts' escapes concatenated.
     fn write_escaped(&self, out: &mut String) {
         match *self {
-            Template::Repeat(unit, count) => out.push_str(&escaped(unit).repeat(count)),
+            Template::Repeat(unit, count) => {
+                // Blocks of about 4 KiB, then the rest: no copy of the whole string first.
+                let unit = escaped(unit);
+                let per_block = (4096 / unit.len().max(1)).clamp(1, count.max(1));
+                let block = unit.repeat(per_block);
+                out.reserve(unit.len() * count);
+                for _ in 0..count / per_block {
+                    out.push_str(&block);
+                }
+                for _ in 0..count % per_block {
+                    out.push_str(&unit);
+                }
+            }
             Template::Concat(parts) => {
                 for part in parts {
                     match part {

@@ -90,12 +90,12 @@ pub struct Args(Arc<ArgsForm>);
 #[derive(Debug)]
 struct ArgsForm {
     value: OnceLock<Value>,
-    text: Option<Arc<RawValue>>,
+    text: Option<Box<RawValue>>,
 }
 
 impl Args {
     /// Arguments given as their JSON text (what the runner sends).
-    pub fn from_text(text: Arc<RawValue>) -> Args {
+    pub fn from_text(text: Box<RawValue>) -> Args {
         Args(Arc::new(ArgsForm {
             value: OnceLock::new(),
             text: Some(text),
@@ -239,7 +239,7 @@ mod tests {
     fn arguments_are_sent_as_their_text_and_read_as_their_value() {
         let text = r#"{"b":1,  "a":[1.50,"x"]}"#;
         let raw = RawValue::from_string(text.to_owned()).expect("JSON");
-        let from_text = Args::from_text(Arc::from(raw));
+        let from_text = Args::from_text(raw);
         assert_eq!(
             serde_json::to_string(&from_text).expect("writes"),
             text,
