@@ -399,9 +399,7 @@ impl<'a> Template<'a> {
             _ => None,
         }
     }
-}
 
-impl Template<'_> {
     /// Appends the expanded string's JSON escape (no quotes). Escapes go character by
     /// character, so a repeated string's escape is its unit's escape repeated, and a
     /// concatenation's is its parts' escapes concatenated.
@@ -412,7 +410,8 @@ impl Template<'_> {
                 let unit = escaped(unit);
                 let per_block = (4096 / unit.len().max(1)).clamp(1, count.max(1));
                 let block = unit.repeat(per_block);
-                out.reserve(unit.len() * count);
+                // A count too large to hold fails here, as `str::repeat` would.
+                out.reserve(unit.len().saturating_mul(count));
                 for _ in 0..count / per_block {
                     out.push_str(&block);
                 }
