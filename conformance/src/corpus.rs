@@ -123,6 +123,16 @@ impl fmt::Display for CorpusError {
 
 impl std::error::Error for CorpusError {}
 
+impl CorpusError {
+    /// Turns an error met on `path` into a [`CorpusError`] naming it.
+    fn at<E: fmt::Display>(path: &Path) -> impl FnOnce(E) -> CorpusError + '_ {
+        move |e| CorpusError {
+            path: path.to_path_buf(),
+            message: e.to_string(),
+        }
+    }
+}
+
 impl Case {
     /// The case id as a string (what the protocol and divergence lists use).
     pub fn id(&self) -> String {
@@ -239,17 +249,15 @@ fn case_dirs(root: &Path) -> Result<Vec<PathBuf>, CorpusError> {
     let mut dirs = Vec::new();
     let mut stack = vec![root.to_path_buf()];
     while let Some(dir) = stack.pop() {
-        let read = fs::read_dir(&dir).map_err(|e| CorpusError {
-            path: dir.clone(),
-            message: e.to_string(),
-        })?;
+        let read = fs::read_dir(&dir).map_err(CorpusError::at(&dir))?;
         let mut holds_case = false;
         for item in read.flatten() {
             let name = item.file_name();
-            if name != "input" && is_kind(&item, true) {
+            let kind = followed_type(&item);
+            if name != "input" && kind.is_some_and(|k| k.is_dir()) {
                 stack.push(item.path());
             } else if name == "case.json" {
-                holds_case |= is_kind(&item, false);
+                holds_case |= kind.is_some_and(|k| k.is_file());
             }
         }
         if holds_case && dir != root {
@@ -260,39 +268,20 @@ fn case_dirs(root: &Path) -> Result<Vec<PathBuf>, CorpusError> {
     Ok(dirs)
 }
 
-/// Whether a directory entry is a folder (`folder`) or a regular file, following a
-/// symbolic link as `Path::is_dir` and `Path::is_file` do.
-fn is_kind(item: &fs::DirEntry, folder: bool) -> bool {
+/// A directory entry's type, a symbolic link's being its target's (as `Path::is_dir`
+/// and `Path::is_file` see it). The listing gives it: only a link costs a look.
+fn followed_type(item: &fs::DirEntry) -> Option<fs::FileType> {
     match item.file_type() {
-        Ok(kind) if !kind.is_symlink() => {
-            if folder {
-                kind.is_dir()
-            } else {
-                kind.is_file()
-            }
-        }
-        _ => {
-            let path = item.path();
-            if folder {
-                path.is_dir()
-            } else {
-                path.is_file()
-            }
-        }
+        Ok(kind) if !kind.is_symlink() => Some(kind),
+        _ => fs::metadata(item.path()).ok().map(|m| m.file_type()),
     }
 }
 
 /// Loads one case directory.
 pub fn load_case(dir: &Path) -> Result<Case, CorpusError> {
     let path = dir.join("case.json");
-    let text = fs::read_to_string(&path).map_err(|e| CorpusError {
-        path: path.clone(),
-        message: e.to_string(),
-    })?;
-    let file: CaseFile = serde_json::from_str(&text).map_err(|e| CorpusError {
-        path: path.clone(),
-        message: e.to_string(),
-    })?;
+    let text = fs::read_to_string(&path).map_err(CorpusError::at(&path))?;
+    let file: CaseFile = serde_json::from_str(&text).map_err(CorpusError::at(&path))?;
     let input_dir = dir.join("input");
     let inputs = if input_dir.is_dir() {
         read_inputs(&input_dir)?
@@ -318,20 +307,14 @@ fn read_inputs(input_dir: &Path) -> Result<BTreeMap<String, Vec<u8>>, CorpusErro
     let mut inputs = BTreeMap::new();
     let mut stack = vec![input_dir.to_path_buf()];
     while let Some(current) = stack.pop() {
-        let read = fs::read_dir(&current).map_err(|e| CorpusError {
-            path: current.clone(),
-            message: e.to_string(),
-        })?;
+        let read = fs::read_dir(&current).map_err(CorpusError::at(&current))?;
         for item in read.flatten() {
             let p = item.path();
-            if is_kind(&item, true) {
+            if followed_type(&item).is_some_and(|k| k.is_dir()) {
                 stack.push(p);
                 continue;
             }
-            let bytes = fs::read(&p).map_err(|e| CorpusError {
-                path: p.clone(),
-                message: e.to_string(),
-            })?;
+            let bytes = fs::read(&p).map_err(CorpusError::at(&p))?;
             let rel = p
                 .strip_prefix(input_dir)
                 .unwrap_or(&p)
@@ -382,11 +365,10 @@ enum Template<'a> {
 }
 
 impl<'a> Template<'a> {
-    /// The template `map` is, if it is one: a single key, with arguments of the right shape.
-    fn of(map: &'a serde_json::Map<String, Value>) -> Option<Template<'a>> {
-        if map.len() != 1 {
-            return None;
-        }
+    /// The template `value` is, if it is one: an object of a single key, with
+    /// arguments of the right shape.
+    fn of(value: &'a Value) -> Option<Template<'a>> {
+        let map = value.as_object().filter(|map| map.len() == 1)?;
         if let Some(Value::Array(args)) = map.get("$repeat") {
             if let (Some(Value::String(s)), Some(n)) =
                 (args.first(), args.get(1).and_then(Value::as_u64))
@@ -400,49 +382,38 @@ impl<'a> Template<'a> {
         }
     }
 
-    /// Appends the expanded string's JSON escape (no quotes). Escapes go character by
-    /// character, so a repeated string's escape is its unit's escape repeated, and a
-    /// concatenation's is its parts' escapes concatenated.
+    /// Appends the expanded string's JSON escape (no quotes): a repeated string's
+    /// escape is its unit's escape repeated, a concatenation's its parts' escapes.
     fn write_escaped(&self, out: &mut String) {
         match *self {
             Template::Repeat(unit, count) => {
+                let mut escaped = String::new();
+                json_writer::write_escaped(&mut escaped, unit);
                 // Blocks of about 4 KiB, then the rest: no copy of the whole string first.
-                let unit = escaped(unit);
-                let per_block = (4096 / unit.len().max(1)).clamp(1, count.max(1));
-                let block = unit.repeat(per_block);
+                let per_block = (4096 / escaped.len().max(1)).clamp(1, count.max(1));
+                let block = escaped.repeat(per_block);
                 // A count too large to hold fails here, as `str::repeat` would.
-                out.reserve(unit.len().saturating_mul(count));
+                out.reserve(escaped.len().saturating_mul(count));
                 for _ in 0..count / per_block {
                     out.push_str(&block);
                 }
                 for _ in 0..count % per_block {
-                    out.push_str(&unit);
+                    out.push_str(&escaped);
                 }
             }
             Template::Concat(parts) => {
                 for part in parts {
-                    match part {
-                        Value::String(s) => out.push_str(&escaped(s)),
-                        Value::Object(map) if Template::of(map).is_some() => {
-                            if let Some(template) = Template::of(map) {
-                                template.write_escaped(out);
-                            }
+                    match (Template::of(part), part) {
+                        (Some(template), _) => template.write_escaped(out),
+                        (None, Value::String(s)) => json_writer::write_escaped(out, s),
+                        (None, other) => {
+                            json_writer::write_escaped(out, &expand(other).to_string());
                         }
-                        other => out.push_str(&escaped(&expand(other).to_string())),
                     }
                 }
             }
         }
     }
-}
-
-/// `s` escaped as inside a JSON string (without the quotes).
-fn escaped(s: &str) -> String {
-    let mut quoted = String::new();
-    json_writer::write_str(&mut quoted, s);
-    quoted.pop();
-    quoted.remove(0);
-    quoted
 }
 
 /// The compact JSON text of the [`expand`]ed `value`, each template's string written as
@@ -455,14 +426,14 @@ fn expanded_text(value: &Value) -> String {
 }
 
 fn write_expanded(out: &mut String, value: &Value) {
+    if let Some(template) = Template::of(value) {
+        out.push('"');
+        template.write_escaped(out);
+        out.push('"');
+        return;
+    }
     match value {
         Value::Object(map) => {
-            if let Some(template) = Template::of(map) {
-                out.push('"');
-                template.write_escaped(out);
-                out.push('"');
-                return;
-            }
             out.push('{');
             for (i, (key, value)) in map.iter().enumerate() {
                 if i > 0 {

@@ -284,15 +284,17 @@ fn find_tokens<'t>(
 /// 8 hex digits follow; it is a UUID when one starts there (its first group then ends
 /// the run of digits), else the whole run.
 fn hex_matches(text: &str) -> impl Iterator<Item = std::ops::Range<usize>> + '_ {
-    let is_hex = |b: u8| b.is_ascii_digit() || (b'a'..=b'f').contains(&b);
     let bytes = text.as_bytes();
     let is_uuid_at = move |at: usize| {
         let shape = b"xxxxxxxx-xxxx-xxxx-xxxx-xxxxxxxxxxxx";
         bytes.get(at..at + shape.len()).is_some_and(|candidate| {
-            candidate
-                .iter()
-                .zip(shape)
-                .all(|(&b, &s)| if s == b'-' { b == b'-' } else { is_hex(b) })
+            candidate.iter().zip(shape).all(|(&b, &s)| {
+                if s == b'-' {
+                    b == b'-'
+                } else {
+                    is_hex_digit(b)
+                }
+            })
         })
     };
     let mut from = 0;
@@ -330,11 +332,15 @@ fn first_where(bytes: &[u8], hex: bool) -> Option<usize> {
         }
         at += 8;
     }
-    let is_hex = |b: &u8| b.is_ascii_digit() || (b'a'..=b'f').contains(b);
     bytes[at..]
         .iter()
-        .position(|b| is_hex(b) == hex)
+        .position(|&b| is_hex_digit(b) == hex)
         .map(|n| at + n)
+}
+
+/// `0`–`9` or `a`–`f`: a digit of the ids and session ids an implementation creates.
+fn is_hex_digit(b: u8) -> bool {
+    b.is_ascii_digit() || (b'a'..=b'f').contains(&b)
 }
 
 /// The top bit of each byte.
@@ -547,7 +553,7 @@ impl Normalizer {
 fn may_hold_token(s: &str) -> bool {
     let (mut hex, mut digits) = (0, 0);
     for b in s.bytes() {
-        if b.is_ascii_digit() || (b'a'..=b'f').contains(&b) {
+        if is_hex_digit(b) {
             hex += 1;
             if hex >= 8 {
                 return true;
@@ -563,30 +569,11 @@ fn may_hold_token(s: &str) -> bool {
     false
 }
 
-/// A cheap test that the pattern named `pattern` could match in `s`: every match of
-/// `hex` holds a run of 8 hex digits, every time starts with 4 digits and a dash.
+/// A cheap test that the pattern named `pattern` could match in `s`: every time starts
+/// with 4 digits and a dash. `hex` is matched by hand ([`hex_matches`]), which is as
+/// cheap as a test would be.
 fn may_match(pattern: &str, s: &str) -> bool {
-    if pattern == "hex" {
-        has_hex_run(s)
-    } else {
-        has_date_start(s)
-    }
-}
-
-/// Whether `s` has 8 lowercase hex digits in a row.
-fn has_hex_run(s: &str) -> bool {
-    let mut run = 0;
-    for b in s.bytes() {
-        run = if b.is_ascii_digit() || (b'a'..=b'f').contains(&b) {
-            run + 1
-        } else {
-            0
-        };
-        if run >= 8 {
-            return true;
-        }
-    }
-    false
+    pattern == "hex" || has_date_start(s)
 }
 
 /// Whether `s` has 4 digits (`\d`: any Unicode digit) followed by a dash.

@@ -125,6 +125,13 @@ impl Writer<'_> {
 pub fn write_str(out: &mut String, s: &str) {
     out.reserve(s.len() + 2);
     out.push('"');
+    write_escaped(out, s);
+    out.push('"');
+}
+
+/// Appends what [`write_str`] writes between the quotes. Escapes go character by
+/// character: the escape of a concatenation is the concatenation of the escapes.
+pub fn write_escaped(out: &mut String, s: &str) {
     let bytes = s.as_bytes();
     // `bytes[copied..i]` needs no escape and is not written yet.
     let (mut copied, mut i) = (0, 0);
@@ -151,7 +158,6 @@ pub fn write_str(out: &mut String, s: &str) {
         i += 1;
     }
     out.push_str(&s[copied..]);
-    out.push('"');
 }
 
 /// Whether any of the 8 bytes in `word` is `"`, `\` or below 0x20.
