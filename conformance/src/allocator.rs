@@ -1,22 +1,30 @@
 //! Settings of mimalloc, the allocator of the `session-conformance` binary and of the
 //! throughput bench (their `#[global_allocator]`).
 //!
-//! mimalloc returns memory to the system a second after it is freed ("purging").
+//! The crate builds mimalloc v2 (the `v2` feature), not v3, the `mimalloc` crate's
+//! default: v3 gives each size of large block its own pages and left pages of
+//! finished threads half used, and a run of omp's share of the corpus as a new
+//! process touched 70 MB with it, 40 MB with v2, for 5–10% less wall and CPU time
+//! (`BENCHMARKS.md`). Memory touched for the first time costs a page fault, which
+//! zeroes 2 MiB with transparent huge pages, and more on a virtual machine whose
+//! host takes freed memory back.
+//!
+//! mimalloc returns memory to the system 10 ms after it is freed ("purging").
 //! A harness run starts new job threads, whose heaps then fault that memory in
-//! again; with transparent huge pages each fault zeroes 2 MiB. Interleaved runs
-//! of omp's share of the corpus in persistent mode with 2 jobs, on the project's
-//! 2-CPU machine, took about 12% less CPU time and wall time with purging off
-//! (`BENCHMARKS.md`). The memory a run frees is reused by the next run instead.
+//! again. Interleaved runs of omp's share of the corpus in persistent mode with 2
+//! jobs, on the project's 2-CPU machine, took about 12% less CPU time and wall time
+//! with purging off (`BENCHMARKS.md`). The memory a run frees is reused by the next
+//! run instead.
 //!
 //! These are the crate's only `unsafe` code: two FFI calls to mimalloc's option table.
 
 /// mimalloc's `mi_option_purge_delay`: its position in `mi_option_e` (mimalloc.h,
 /// v2 and v3). The milliseconds before freed memory is returned to the system;
-/// -1 is never. A test checks the position against v3's default, 1000.
+/// -1 is never. A test checks the position against v2's default, 10.
 const PURGE_DELAY: libmimalloc_sys::mi_option_t = 15;
 
-/// mimalloc v3's default purge delay, in milliseconds.
-const DEFAULT_PURGE_DELAY: std::os::raw::c_long = 1000;
+/// mimalloc v2's default purge delay, in milliseconds.
+const DEFAULT_PURGE_DELAY: std::os::raw::c_long = 10;
 
 /// Keeps memory freed by this process for reuse instead of returning it to the
 /// system; without mimalloc as the global allocator it has no effect. A purge
