@@ -78,7 +78,7 @@ impl Adapter for ReferenceAdapter {
     }
 
     fn call(&mut self, request: &Request, _timeout: Duration) -> Result<Response, Failure> {
-        Ok(execute::execute(request))
+        Ok(execute::execute(request.clone()))
     }
 }
 

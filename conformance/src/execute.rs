@@ -31,20 +31,21 @@ pub fn hello(profile: Profile) -> Hello {
 }
 
 /// Runs one request against the reference.
-pub fn execute(request: &Request) -> Response {
+pub fn execute(request: Request) -> Response {
     let case = request.case.as_str();
     let profile = match request.profile.parse::<Profile>() {
         Ok(p) => p,
         Err(e) => return Response::error(case, "exception", e),
     };
     let dir = PathBuf::from(&request.dir);
-    let args = request.args.value();
+    let mut value = request.args.into_value();
+    let args = &value;
     let result = match request.op.as_str() {
         "load" => load(&dir, args, profile),
         "context" => context(&dir, args, profile),
         "tree" => tree(&dir, args, profile),
         "apply" => apply(&dir, args, profile),
-        "persist" => persist(&dir, args, profile),
+        "persist" => persist(&dir, value["message"].take(), profile),
         op if profile == Profile::Pi && OMP_ONLY_OPERATIONS.contains(&op) => {
             return Response::unsupported(case)
         }
@@ -185,12 +186,13 @@ fn apply(dir: &Path, args: &Value, profile: Profile) -> Result<Value, SessionErr
     Ok(output)
 }
 
-fn persist(dir: &Path, args: &Value, profile: Profile) -> Result<Value, SessionError> {
+/// `persist`: a user message, then `message` (moved: it may carry 500,000-character strings).
+fn persist(dir: &Path, message: Value, profile: Profile) -> Result<Value, SessionError> {
     let mut options = options(dir, profile);
     "/proj".clone_into(&mut options.cwd);
     let mut sm = SessionManager::create(options);
     let first = sm.append_message(json!({"role":"user","content":"go","timestamp":1}))?;
-    let second = sm.append_message(args["message"].clone())?;
+    let second = sm.append_message(message)?;
     sm.flush()?;
     Ok(json!({"results": [first, second]}))
 }

@@ -749,7 +749,7 @@ fn serve(profile: Profile, one_shot: bool) -> Result<ExitCode, String> {
                     let case = value["case"].as_str().unwrap_or_default().to_owned();
                     // Moved, not cloned: a request may carry 500,000-character strings.
                     let response = match serde_json::from_value::<Request>(value) {
-                        Ok(request) => execute::execute(&request),
+                        Ok(request) => execute::execute(request),
                         Err(e) => Response::error(&case, "exception", format!("bad request: {e}")),
                     };
                     serde_json::to_writer(&mut reply, &response)

@@ -117,16 +117,32 @@ impl Args {
 
     /// The arguments as a value.
     pub fn value(&self) -> &Value {
-        self.0.value.get_or_init(|| {
-            // The text is JSON (a `RawValue` holds nothing else); `null` stands in for
-            // the impossible failure.
-            self.0
-                .text
-                .as_ref()
-                .and_then(|t| session_reference::raw::parse_value(t.get()).ok())
-                .unwrap_or(Value::Null)
-        })
+        self.0.value.get_or_init(|| parse(self.0.text.as_deref()))
     }
+
+    /// The arguments as a value of its own: taken when no other `Args` shares it,
+    /// else cloned or parsed from the text. Arguments may carry 500,000-character
+    /// strings, and an operation that stores them can then move them.
+    pub fn into_value(self) -> Value {
+        match Arc::try_unwrap(self.0) {
+            Ok(form) => form
+                .value
+                .into_inner()
+                .unwrap_or_else(|| parse(form.text.as_deref())),
+            Err(shared) => shared
+                .value
+                .get()
+                .cloned()
+                .unwrap_or_else(|| parse(shared.text.as_deref())),
+        }
+    }
+}
+
+/// The value of arguments' JSON text. The text is JSON (a `RawValue` holds nothing
+/// else); `null` stands in for the impossible failure.
+fn parse(text: Option<&RawValue>) -> Value {
+    text.and_then(|t| session_reference::raw::parse_value(t.get()).ok())
+        .unwrap_or(Value::Null)
 }
 
 impl From<Value> for Args {

@@ -40,13 +40,7 @@ pub struct PendingBlob {
 /// Prepares `value` for writing; returns the blobs to store. Reports whether anything changed.
 pub fn prepare(value: &mut Value, blobs: &mut Vec<PendingBlob>) -> bool {
     match value {
-        Value::String(s) => match truncate(s) {
-            Some(t) => {
-                *s = t;
-                true
-            }
-            None => false,
-        },
+        Value::String(s) => truncate(s),
         Value::Array(items) => items
             .iter_mut()
             .fold(false, |changed, v| prepare(v, blobs) | changed),
@@ -100,18 +94,17 @@ fn externalize_image(item: &mut Value, blobs: &mut Vec<PendingBlob>) -> bool {
     true
 }
 
-/// Truncates a string longer than [`MAX_PERSIST_CHARS`] UTF-16 units; `None` when it fits.
-pub fn truncate(s: &str) -> Option<String> {
+/// Truncates, in place, a string longer than [`MAX_PERSIST_CHARS`] UTF-16 units;
+/// reports whether it did (`false`: it fits).
+pub fn truncate(s: &mut String) -> bool {
     // A UTF-8 string has at least as many bytes as UTF-16 units: short strings fit.
     if s.len() <= MAX_PERSIST_CHARS || utf16_len(s) <= MAX_PERSIST_CHARS {
-        return None;
+        return false;
     }
     let keep = MAX_PERSIST_CHARS - utf16_len(TRUNCATION_NOTICE);
-    let end = utf16_prefix_end(s, keep);
-    let mut out = String::with_capacity(end + TRUNCATION_NOTICE.len());
-    out.push_str(&s[..end]);
-    out.push_str(TRUNCATION_NOTICE);
-    Some(out)
+    s.truncate(utf16_prefix_end(s, keep));
+    s.push_str(TRUNCATION_NOTICE);
+    true
 }
 
 /// The length of a string as JavaScript counts it: one UTF-16 unit per character,
