@@ -2,7 +2,7 @@
 
 use std::collections::BTreeMap;
 use std::fs;
-use std::path::Path;
+use std::path::{Path, PathBuf};
 use std::time::Duration;
 
 use serde_json::{json, Value};
@@ -139,10 +139,13 @@ pub fn produce(
     // The root is canonical and the directory was just made: its path is canonical too.
     let dir = work.path().to_path_buf();
     let dir_text = dir.to_string_lossy().into_owned();
+    let mut folders = Folders::new(&dir);
     for (name, bytes) in &case.inputs {
         let path = dir.join(name);
-        if let Some(parent) = path.parent().filter(|p| *p != dir) {
-            fs::create_dir_all(parent).map_err(|e| (Status::Crash, e.to_string()))?;
+        if let Some(parent) = path.parent() {
+            folders
+                .make(parent)
+                .map_err(|e| (Status::Crash, e.to_string()))?;
         }
         let written: std::borrow::Cow<[u8]> = if case.file.dir_inputs.contains(name) {
             String::from_utf8_lossy(bytes)
@@ -155,7 +158,9 @@ pub fn produce(
         fs::write(&path, written).map_err(|e| (Status::Crash, e.to_string()))?;
     }
     set_mtimes(&dir, &case.file.mtimes).map_err(|e| (Status::Crash, e))?;
-    fs::create_dir_all(dir.join("home")).map_err(|e| (Status::Crash, e.to_string()))?;
+    folders
+        .make(&dir.join("home"))
+        .map_err(|e| (Status::Crash, e.to_string()))?;
     let args = case.request_args();
     let known = case.known_tokens(&args.text());
     let request = Request {
@@ -208,6 +213,37 @@ pub fn produce(
     normalizer.normalize_files(&mut files);
     let output = object([("response", response_value), ("files", files)]);
     Ok((output, notes))
+}
+
+/// The folders made in a case directory so far: each is made once, its parents first,
+/// without asking the file system again about one already made.
+struct Folders {
+    made: std::collections::HashSet<PathBuf>,
+}
+
+impl Folders {
+    /// A fresh case directory's: only the directory itself exists.
+    fn new(dir: &Path) -> Folders {
+        Folders {
+            made: std::iter::once(dir.to_path_buf()).collect(),
+        }
+    }
+
+    /// Makes `folder` and any parent not made yet.
+    fn make(&mut self, folder: &Path) -> std::io::Result<()> {
+        if self.made.contains(folder) {
+            return Ok(());
+        }
+        if let Some(parent) = folder.parent() {
+            self.make(parent)?;
+        }
+        match fs::create_dir(folder) {
+            Err(e) if e.kind() != std::io::ErrorKind::AlreadyExists => return Err(e),
+            _ => {}
+        }
+        self.made.insert(folder.to_path_buf());
+        Ok(())
+    }
 }
 
 /// Gives input files the modification times the case states (`case.json` `mtimes`).

@@ -765,11 +765,12 @@ impl SessionManager {
             return self.write_all();
         }
         self.write_blobs()?;
-        let mut buffer = String::new();
+        let new = &self.tree.entries()[self.on_disk.entries..];
+        let mut buffer = String::with_capacity(1 + lines_len(new.iter().map(|e| e.raw.get())));
         if self.on_disk.needs_newline {
             buffer.push('\n');
         }
-        for entry in &self.tree.entries()[self.on_disk.entries..] {
+        for entry in new {
             buffer.push_str(entry.raw.get());
             buffer.push('\n');
         }
@@ -790,7 +791,10 @@ impl SessionManager {
             return Ok(());
         };
         self.write_blobs()?;
-        let mut text = String::with_capacity(self.header.raw.get().len() + 1);
+        let lines = std::iter::once(self.header.raw.get())
+            .chain(self.tree.entries().iter().map(|e| e.raw.get()));
+        // Sized once: an entry may carry half a million characters.
+        let mut text = String::with_capacity(lines_len(lines));
         text.push_str(self.header.raw.get());
         text.push('\n');
         for entry in self.tree.entries() {
@@ -824,6 +828,11 @@ impl SessionManager {
         });
         error.clone()
     }
+}
+
+/// The length of `lines` written one per line (each with its newline).
+fn lines_len<'a>(lines: impl Iterator<Item = &'a str>) -> usize {
+    lines.map(|line| line.len() + 1).sum()
 }
 
 /// Whether rewriting a file would drop a line with this diagnostic.
