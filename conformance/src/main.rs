@@ -737,24 +737,13 @@ fn serve(profile: Profile, one_shot: bool) -> Result<ExitCode, String> {
             continue;
         }
         reply.clear();
-        match serde_json::from_slice::<serde_json::Value>(&line) {
-            Err(e) => {
-                let error = Response::error("", "exception", format!("not JSON: {e}"));
-                serde_json::to_writer(&mut reply, &error)
+        match read_line(&line) {
+            Incoming::Request(request) => {
+                serde_json::to_writer(&mut reply, &execute::execute(request))
             }
-            Ok(value) => match value["type"].as_str() {
-                Some("hello") => serde_json::to_writer(&mut reply, &execute::hello(profile)),
-                Some("bye") => return Ok(ExitCode::SUCCESS),
-                _ => {
-                    let case = value["case"].as_str().unwrap_or_default().to_owned();
-                    // Moved, not cloned: a request may carry 500,000-character strings.
-                    let response = match serde_json::from_value::<Request>(value) {
-                        Ok(request) => execute::execute(request),
-                        Err(e) => Response::error(&case, "exception", format!("bad request: {e}")),
-                    };
-                    serde_json::to_writer(&mut reply, &response)
-                }
-            },
+            Incoming::Hello => serde_json::to_writer(&mut reply, &execute::hello(profile)),
+            Incoming::Bye => return Ok(ExitCode::SUCCESS),
+            Incoming::Bad(error) => serde_json::to_writer(&mut reply, &error),
         }
         .map_err(|e| format!("reply: {e}"))?;
         reply.push(b'\n');
@@ -767,6 +756,49 @@ fn serve(profile: Profile, one_shot: bool) -> Result<ExitCode, String> {
         }
     }
     Ok(ExitCode::SUCCESS)
+}
+
+/// What a line of `serve`'s input asks for.
+enum Incoming {
+    /// A case to run.
+    Request(Request),
+    /// The runner's greeting: answered with the reference's hello.
+    Hello,
+    /// The end of the run.
+    Bye,
+    /// Not JSON, or not a request: the error to answer with.
+    Bad(Response),
+}
+
+/// Reads one line of `serve`'s input.
+fn read_line(line: &[u8]) -> Incoming {
+    // Most lines are requests: read as one directly, their arguments are built once.
+    if let Ok(request) = serde_json::from_slice::<Request>(line) {
+        if request.kind != "hello" && request.kind != "bye" {
+            return Incoming::Request(request);
+        }
+    }
+    // Any other line is read as a value first: a greeting, a farewell, or what is wrong.
+    let value = match serde_json::from_slice::<serde_json::Value>(line) {
+        Ok(value) => value,
+        Err(e) => return Incoming::Bad(Response::error("", "exception", format!("not JSON: {e}"))),
+    };
+    match value["type"].as_str() {
+        Some("hello") => Incoming::Hello,
+        Some("bye") => Incoming::Bye,
+        _ => {
+            let case = value["case"].as_str().unwrap_or_default().to_owned();
+            // Moved, not cloned: a request may carry 500,000-character strings.
+            match serde_json::from_value::<Request>(value) {
+                Ok(request) => Incoming::Request(request),
+                Err(e) => Incoming::Bad(Response::error(
+                    &case,
+                    "exception",
+                    format!("bad request: {e}"),
+                )),
+            }
+        }
+    }
 }
 
 /// Whether a request line is only whitespace (Unicode's, as `str::trim` has it). Only

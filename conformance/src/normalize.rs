@@ -397,29 +397,28 @@ impl Normalizer {
             self.normalize(files);
             return;
         };
-        let mask = &*MASK;
-        // Name, then a short fingerprint of the content (line count and first line), masked.
-        let fingerprint = |v: &Value| match v["lines"].as_array() {
-            Some(lines) => format!(
-                "{} {}",
-                lines.len(),
-                lines.first().map(Value::to_string).unwrap_or_default()
-            ),
-            None => v.to_string(),
-        };
-        let mut order: Vec<(String, String, String, Value)> = std::mem::take(map)
-            .into_iter()
-            .map(|(k, v)| {
+        let mut each: Vec<(String, Value)> = std::mem::take(map).into_iter().collect();
+        // By name, then a short fingerprint of the content (line count and first line),
+        // with created tokens masked. One file (most cases) needs no key.
+        if each.len() > 1 {
+            each.sort_by_cached_key(|(name, value)| {
+                let mask = &*MASK;
+                let fingerprint = match value["lines"].as_array() {
+                    Some(lines) => format!(
+                        "{} {}",
+                        lines.len(),
+                        lines.first().map(Value::to_string).unwrap_or_default()
+                    ),
+                    None => value.to_string(),
+                };
                 (
-                    mask.replace_all(&k, "#").into_owned(),
-                    mask.replace_all(&fingerprint(&v), "#").into_owned(),
-                    k,
-                    v,
+                    mask.replace_all(name, "#").into_owned(),
+                    mask.replace_all(&fingerprint, "#").into_owned(),
+                    name.clone(),
                 )
-            })
-            .collect();
-        order.sort_by(|a, b| (&a.0, &a.1, &a.2).cmp(&(&b.0, &b.1, &b.2)));
-        for (_, _, key, mut value) in order {
+            });
+        }
+        for (key, mut value) in each {
             let key = self.text(&key);
             self.normalize(&mut value);
             map.insert(key, value);
