@@ -273,4 +273,29 @@ mod tests {
             r#"{"b":1,"a":[1.5,"x"]}"#
         );
     }
+
+    /// Every form of arguments, shared or not, parsed already or not, gives the same
+    /// value of its own, and a shared one is left as it was.
+    #[test]
+    fn arguments_give_their_value_away_in_every_form() {
+        let value = json!({"message": {"text": "x"}, "n": [1, 2]});
+        let text = || Args::from_text(RawValue::from_string(value.to_string()).expect("JSON"));
+        let parsed = text();
+        parsed.value();
+        let forms = [
+            ("text, not shared", text(), false),
+            ("text, shared", text(), true),
+            ("text parsed, not shared", parsed.clone(), false),
+            ("text parsed, shared", parsed, true),
+            ("value, not shared", Args::from(value.clone()), false),
+            ("value, shared", Args::from(value.clone()), true),
+        ];
+        for (form, args, shared) in forms {
+            let other = shared.then(|| args.clone());
+            assert_eq!(args.into_value(), value, "{form}");
+            if let Some(other) = other {
+                assert_eq!(other.value(), &value, "{form}: the other is left as it was");
+            }
+        }
+    }
 }

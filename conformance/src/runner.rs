@@ -557,6 +557,26 @@ pub fn unified_diff(expected: &str, actual: &str, name: &str) -> String {
 mod tests {
     use super::*;
 
+    /// Folders are made with their parents, once; one that exists is no error, a file
+    /// in the way is.
+    #[test]
+    fn folders_are_made_once_with_their_parents() {
+        let dir = tempfile::tempdir().expect("temp dir");
+        let root = dir.path();
+        let mut folders = Folders::new(root);
+        for folder in ["a/b/c", "a/b", "a", "a/d", "home"] {
+            folders.make(&root.join(folder)).expect("made");
+            assert!(root.join(folder).is_dir(), "{folder}");
+        }
+        assert_eq!(folders.made.len(), 6, "the root and five folders");
+        // Made outside this record (by another writer): no error.
+        fs::create_dir(root.join("e")).expect("made");
+        Folders::new(root).make(&root.join("e/f")).expect("made");
+        assert!(root.join("e/f").is_dir());
+        fs::write(root.join("file"), "x").expect("written");
+        assert!(Folders::new(root).make(&root.join("file/g")).is_err());
+    }
+
     #[test]
     fn pointers_name_the_first_difference() {
         let a = json!({"a": [1, 2, {"b/c": 3}], "z": 1});
