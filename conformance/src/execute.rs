@@ -38,22 +38,21 @@ pub fn execute(request: Request) -> Response {
         Err(e) => return Response::error(case, "exception", e),
     };
     let dir = PathBuf::from(&request.dir);
-    let mut value = request.args.into_value();
-    let args = &value;
+    let mut args = request.args.into_value();
     let result = match request.op.as_str() {
-        "load" => load(&dir, args, profile),
-        "context" => context(&dir, args, profile),
-        "tree" => tree(&dir, args, profile),
-        "apply" => apply(&dir, args, profile),
-        "persist" => persist(&dir, value["message"].take(), profile),
+        "load" => load(&dir, &args, profile),
+        "context" => context(&dir, &args, profile),
+        "tree" => tree(&dir, &args, profile),
+        "apply" => apply(&dir, &args, profile),
+        "persist" => persist(&dir, args["message"].take(), profile),
         op if profile == Profile::Pi && OMP_ONLY_OPERATIONS.contains(&op) => {
             return Response::unsupported(case)
         }
-        "list" => store::list_op(&dir, args, profile),
-        "recent" => Ok(store::recent_op(&dir, args)),
-        "continue" => store::continue_op(&dir, args, profile),
-        "resolve" => store::resolve_op(&dir, args, profile),
-        "history" => store::history_op(&dir, args),
+        "list" => store::list_op(&dir, &args, profile),
+        "recent" => Ok(store::recent_op(&dir, &args)),
+        "continue" => store::continue_op(&dir, &args, profile),
+        "resolve" => store::resolve_op(&dir, &args, profile),
+        "history" => store::history_op(&dir, &args),
         _ => return Response::unsupported(case),
     };
     match result {

@@ -401,8 +401,8 @@ impl Normalizer {
         // By name, then a short fingerprint of the content (line count and first line),
         // with created tokens masked. One file (most cases) needs no key.
         if each.len() > 1 {
+            let mask = &*MASK;
             each.sort_by_cached_key(|(name, value)| {
-                let mask = &*MASK;
                 let fingerprint = match value["lines"].as_array() {
                     Some(lines) => format!(
                         "{} {}",
