@@ -56,6 +56,7 @@ impl History {
             // A missing folder is reported by the open below.
             let _ = std::fs::create_dir_all(dir);
         }
+        write_if_missing(path);
         History::with_connection(Connection::open(path)?)
     }
 
@@ -157,6 +158,44 @@ impl History {
     }
 }
 
+/// A new database is a copy of [`empty_database`]: creating the schema's FTS5 tables
+/// costs as much as the rest of a short session with the store, and the copy holds
+/// the same pages. A file that exists already (or cannot be made) is left to SQLite.
+fn write_if_missing(path: &Path) {
+    use std::io::Write;
+    let Some(image) = empty_database() else {
+        return;
+    };
+    let created = std::fs::File::options()
+        .write(true)
+        .create_new(true)
+        .open(path);
+    if let Ok(mut file) = created {
+        if file.write_all(image).is_err() {
+            // Half a database is not one: SQLite makes it again from nothing.
+            let _ = file.set_len(0);
+        }
+    }
+}
+
+/// The database file holding [`SCHEMA`] and no rows, in write-ahead-log mode: built
+/// once per process in memory. `None` when SQLite cannot build it.
+fn empty_database() -> Option<&'static [u8]> {
+    static IMAGE: std::sync::OnceLock<Option<Vec<u8>>> = std::sync::OnceLock::new();
+    IMAGE
+        .get_or_init(|| {
+            let db = Connection::open_in_memory().ok()?;
+            db.execute_batch(&format!("BEGIN;{SCHEMA}COMMIT;")).ok()?;
+            let mut image = db.serialize(rusqlite::DatabaseName::Main).ok()?.to_vec();
+            // Header bytes 18 and 19, the file format's write and read versions, are
+            // 2 in write-ahead-log mode (sqlite.org/fileformat.html, 1.3.3); an
+            // image of a database in memory has 1, the rollback journal's.
+            image.get_mut(18..20)?.copy_from_slice(&[2, 2]);
+            Some(image)
+        })
+        .as_deref()
+}
+
 /// The FTS5 query of a search: each token quoted (`"` doubled) with a prefix `*`,
 /// joined by spaces (AND); `None` when the query has no token.
 pub fn fts_query(query: &str) -> Option<String> {
@@ -212,6 +251,51 @@ mod tests {
         assert_eq!(find("\"hi\""), "say \"hi\" there");
         assert_eq!(find("   "), "");
         assert_eq!(find("cond"), "", "no substring fallback in 13.19.0");
+    }
+
+    /// What SQLite says of a database file: its journal mode, its integrity, and the
+    /// SQL of every object in it.
+    fn describe(path: &Path) -> (String, String, Vec<String>) {
+        let db = Connection::open(path).expect("open");
+        let one = |sql: &str| db.query_row(sql, [], |r| r.get::<_, String>(0)).expect(sql);
+        let mut stmt = db
+            .prepare("SELECT type || ' ' || name || ' ' || ifnull(sql, '') FROM sqlite_master ORDER BY 1")
+            .expect("prepare");
+        let objects = stmt.query_map([], |r| r.get(0)).expect("query");
+        let objects = objects.collect::<rusqlite::Result<_>>().expect("rows");
+        (
+            one("PRAGMA journal_mode"),
+            one("PRAGMA integrity_check"),
+            objects,
+        )
+    }
+
+    #[test]
+    fn a_new_database_is_the_one_the_schema_makes() {
+        let dir = tempfile::tempdir().expect("dir");
+        let copied = dir.path().join("copied.db");
+        write_if_missing(&copied);
+        let image = empty_database().expect("an image");
+        assert_eq!(std::fs::read(&copied).expect("read"), image);
+        let made = dir.path().join("made.db");
+        {
+            let db = Connection::open(&made).expect("open");
+            db.pragma_update(None, "journal_mode", "WAL").expect("wal");
+            db.execute_batch(SCHEMA).expect("schema");
+        }
+        let (mode, integrity, objects) = describe(&copied);
+        assert_eq!((mode.as_str(), integrity.as_str()), ("wal", "ok"));
+        assert_eq!(objects, describe(&made).2);
+        assert_eq!(objects.len(), 9, "{objects:?}");
+    }
+
+    #[test]
+    fn an_existing_file_is_not_replaced() {
+        let dir = tempfile::tempdir().expect("dir");
+        let path = dir.path().join("history.db");
+        std::fs::write(&path, b"not a database").expect("write");
+        assert!(History::open(&path).is_err());
+        assert_eq!(std::fs::read(&path).expect("read"), b"not a database");
     }
 
     #[test]
