@@ -220,18 +220,20 @@ static PATTERNS: LazyLock<[(&str, Regex); 3]> = LazyLock::new(|| {
         ),
         (
             "ftime",
-            Regex::new(r"\d{4}-\d{2}-\d{2}T\d{2}-\d{2}-\d{2}-\d{3}Z").expect("valid regex"),
+            Regex::new(r"[0-9]{4}-[0-9]{2}-[0-9]{2}T[0-9]{2}-[0-9]{2}-[0-9]{2}-[0-9]{3}Z")
+                .expect("valid regex"),
         ),
         (
             "time",
-            Regex::new(r"\d{4}-\d{2}-\d{2}T\d{2}:\d{2}:\d{2}(?:\.\d+)?Z").expect("valid regex"),
+            Regex::new(r"[0-9]{4}-[0-9]{2}-[0-9]{2}T[0-9]{2}:[0-9]{2}:[0-9]{2}(?:\.[0-9]+)?Z")
+                .expect("valid regex"),
         ),
     ]
 });
 
 /// Everything a created token could be, for ordering files independently of created names.
 static MASK: LazyLock<Regex> = LazyLock::new(|| {
-    Regex::new(r"[0-9a-f]{8,}(?:-[0-9a-f]{4}){0,3}(?:-[0-9a-f]{12})?|\d{4}-\d{2}-\d{2}T[0-9:.-]+Z")
+    Regex::new(r"[0-9a-f]{8,}(?:-[0-9a-f]{4}){0,3}(?:-[0-9a-f]{12})?|[0-9]{4}-[0-9]{2}-[0-9]{2}T[0-9:.-]+Z")
         .expect("valid regex")
 });
 
@@ -575,14 +577,14 @@ fn may_match(pattern: &str, s: &str) -> bool {
     pattern == "hex" || has_date_start(s)
 }
 
-/// Whether `s` has 4 digits (`\d`: any Unicode digit) followed by a dash.
+/// Whether `s` has 4 digits followed by a dash.
 fn has_date_start(s: &str) -> bool {
     let mut digits = 0;
-    for c in s.chars() {
-        if c == '-' && digits >= 4 {
+    for b in s.bytes() {
+        if b == b'-' && digits >= 4 {
             return true;
         }
-        digits = if c.is_numeric() { digits + 1 } else { 0 };
+        digits = if b.is_ascii_digit() { digits + 1 } else { 0 };
     }
     false
 }
@@ -807,11 +809,19 @@ mod tests {
     }
 
     #[test]
-    fn times_in_any_digits_are_renamed_as_before() {
-        // `\d` is any Unicode digit; a string is looked at when it holds a hex run or 4 ASCII digits and a dash.
+    fn times_are_written_in_ascii_digits() {
+        // PROTOCOL.md's `YYYY-MM-DDTHH:MM:SS(.sss)Z`: other digits make no time, whatever
+        // else the string holds (an id here).
         let mut n = Normalizer::new("", []);
-        assert_eq!(n.text("deadbeef ٢٠٢٥-٠١-٠١T00:00:00Z"), "<id:1> <time>");
+        assert_eq!(
+            n.text("deadbeef ٢٠٢٥-٠١-٠١T00:00:00Z 2025-01-01T00:00:00Z"),
+            "<id:1> ٢٠٢٥-٠١-٠١T00:00:00Z <time>"
+        );
         assert_eq!(n.text("x ٢٠٢٥-٠١-٠١T00:00:00Z"), "x ٢٠٢٥-٠١-٠١T00:00:00Z");
+        assert_eq!(
+            n.text("x ２０２５-01-01T00-00-00-000Z"),
+            "x ２０２５-01-01T00-00-00-000Z"
+        );
     }
 
     #[test]
