@@ -273,19 +273,19 @@ mod tests {
     #[test]
     fn a_new_database_is_the_one_the_schema_makes() {
         let dir = tempfile::tempdir().expect("dir");
-        let copied = dir.path().join("copied.db");
-        write_if_missing(&copied);
+        let from_image = dir.path().join("from-image.db");
+        write_if_missing(&from_image);
         let image = empty_database().expect("an image");
-        assert_eq!(std::fs::read(&copied).expect("read"), image);
-        let made = dir.path().join("made.db");
+        assert_eq!(std::fs::read(&from_image).expect("read"), image);
+        let by_schema = dir.path().join("by-schema.db");
         {
-            let db = Connection::open(&made).expect("open");
+            let db = Connection::open(&by_schema).expect("open");
             db.pragma_update(None, "journal_mode", "WAL").expect("wal");
             db.execute_batch(SCHEMA).expect("schema");
         }
-        let (mode, integrity, objects) = describe(&copied);
+        let (mode, integrity, objects) = describe(&from_image);
         assert_eq!((mode.as_str(), integrity.as_str()), ("wal", "ok"));
-        assert_eq!(objects, describe(&made).2);
+        assert_eq!(objects, describe(&by_schema).2);
         assert_eq!(objects.len(), 9, "{objects:?}");
     }
 
