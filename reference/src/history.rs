@@ -160,22 +160,31 @@ impl History {
 
 /// A new database is a copy of [`empty_database`]: creating the schema's FTS5 tables
 /// costs as much as the rest of a short session with the store, and the copy holds
-/// the same pages. A file that exists already (or cannot be made) is left to SQLite.
+/// the same pages. The copy is written whole under a name of its own, then linked
+/// to `path` only if no file is there: another process opening the same database at
+/// that moment sees either no file or a whole one, and a file that exists is never
+/// replaced. Where the copy cannot be made or linked, SQLite creates the database.
 fn write_if_missing(path: &Path) {
-    use std::io::Write;
+    static COPIES: std::sync::atomic::AtomicU64 = std::sync::atomic::AtomicU64::new(0);
     let Some(image) = empty_database() else {
         return;
     };
-    let created = std::fs::File::options()
-        .write(true)
-        .create_new(true)
-        .open(path);
-    if let Ok(mut file) = created {
-        if file.write_all(image).is_err() {
-            // Half a database is not one: SQLite makes it again from nothing.
-            let _ = file.set_len(0);
-        }
+    if path.exists() {
+        return;
     }
+    let copy = std::sync::atomic::Ordering::Relaxed;
+    let mut name = path.as_os_str().to_owned();
+    name.push(format!(
+        ".new-{}-{}",
+        std::process::id(),
+        COPIES.fetch_add(1, copy)
+    ));
+    let temporary = std::path::PathBuf::from(name);
+    if std::fs::write(&temporary, image).is_ok() {
+        // Fails when `path` exists by now: that database is kept.
+        let _ = std::fs::hard_link(&temporary, path);
+    }
+    let _ = std::fs::remove_file(&temporary);
 }
 
 /// The database file holding [`SCHEMA`] and no rows, in write-ahead-log mode: built
@@ -287,6 +296,23 @@ mod tests {
         assert_eq!((mode.as_str(), integrity.as_str()), ("wal", "ok"));
         assert_eq!(objects, describe(&by_schema).2);
         assert_eq!(objects.len(), 9, "{objects:?}");
+    }
+
+    #[test]
+    fn a_new_database_leaves_nothing_else_in_its_folder() {
+        let dir = tempfile::tempdir().expect("dir");
+        let path = dir.path().join("history.db");
+        drop(History::open(&path).expect("open"));
+        let names: Vec<String> = std::fs::read_dir(dir.path())
+            .expect("list")
+            .map(|e| e.expect("entry").file_name().to_string_lossy().into_owned())
+            .collect();
+        assert_eq!(names, ["history.db"]);
+        assert_eq!(
+            std::fs::read(&path).expect("read").get(..100),
+            empty_database().and_then(|image| image.get(..100)),
+            "made from the image (the header, pages and schema cookie as built)"
+        );
     }
 
     #[test]
