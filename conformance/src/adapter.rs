@@ -276,7 +276,6 @@ impl Drop for ProcessAdapter {
     }
 }
 
-/// Writes one message and its `\n` in one write.
 /// The bytes a pipe to or from an adapter is asked to hold: a request or a reply can
 /// be a megabyte, and through Linux's default pipe of 64 KiB it passes in sixteen
 /// turns of writer and reader, each a switch between processes. With pipes of 1 MiB,
@@ -294,6 +293,7 @@ fn widen_pipe<Fd: std::os::fd::AsFd>(pipe: &Fd) {
 #[cfg(not(target_os = "linux"))]
 fn widen_pipe<T>(_pipe: &T) {}
 
+/// Writes one message and its `\n` in one write.
 fn send(running: &mut Running, mut line: Vec<u8>) -> Result<(), Failure> {
     line.push(b'\n');
     let stdin = running
@@ -378,7 +378,7 @@ mod tests {
     use super::*;
 
     #[test]
-    fn pipes_to_and_from_an_adapter_are_widened() {
+    fn the_pipe_to_an_adapter_is_widened() {
         let limit: usize = std::fs::read_to_string("/proc/sys/fs/pipe-max-size")
             .ok()
             .and_then(|t| t.trim().parse().ok())

@@ -577,7 +577,7 @@ fn may_match(pattern: &str, s: &str) -> bool {
     pattern == "hex" || has_date_start(s)
 }
 
-/// Whether `s` has 4 digits followed by a dash.
+/// Whether `s` has 4 ASCII digits followed by a dash.
 fn has_date_start(s: &str) -> bool {
     let mut digits = 0;
     for b in s.bytes() {
