@@ -552,7 +552,7 @@ impl Normalizer {
 /// A cheap test that `s` could contain a created token: a run of 8 hex digits,
 /// or 4 ASCII digits and a dash (the start of a time).
 fn may_hold_token(s: &str) -> bool {
-    let (mut hex, mut digits) = (0, 0);
+    let (mut hex, mut date) = (0, DateStart::default());
     for b in s.bytes() {
         if is_hex_digit(b) {
             hex += 1;
@@ -562,10 +562,9 @@ fn may_hold_token(s: &str) -> bool {
         } else {
             hex = 0;
         }
-        if b == b'-' && digits >= 4 {
+        if date.ends_at(b) {
             return true;
         }
-        digits = if b.is_ascii_digit() { digits + 1 } else { 0 };
     }
     false
 }
@@ -579,14 +578,27 @@ fn may_match(pattern: &str, s: &str) -> bool {
 
 /// Whether `s` has 4 ASCII digits followed by a dash.
 fn has_date_start(s: &str) -> bool {
-    let mut digits = 0;
-    for b in s.bytes() {
-        if b == b'-' && digits >= 4 {
-            return true;
-        }
-        digits = if b.is_ascii_digit() { digits + 1 } else { 0 };
+    let mut date = DateStart::default();
+    s.bytes().any(|b| date.ends_at(b))
+}
+
+/// The start of a time read byte by byte: 4 ASCII digits or more, then a dash.
+#[derive(Default)]
+struct DateStart {
+    digits: usize,
+}
+
+impl DateStart {
+    /// Takes the next byte; whether it is the dash that ends a date's start.
+    fn ends_at(&mut self, byte: u8) -> bool {
+        let ends = byte == b'-' && self.digits >= 4;
+        self.digits = if byte.is_ascii_digit() {
+            self.digits + 1
+        } else {
+            0
+        };
+        ends
     }
-    false
 }
 
 /// The last `n` UTF-16 units of `s`, read as `String::from_utf16_lossy` reads them

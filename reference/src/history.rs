@@ -172,13 +172,9 @@ fn write_if_missing(path: &Path) {
     if path.exists() {
         return;
     }
-    let copy = std::sync::atomic::Ordering::Relaxed;
     let mut name = path.as_os_str().to_owned();
-    name.push(format!(
-        ".new-{}-{}",
-        std::process::id(),
-        COPIES.fetch_add(1, copy)
-    ));
+    let n = COPIES.fetch_add(1, std::sync::atomic::Ordering::Relaxed);
+    name.push(format!(".new-{}-{n}", std::process::id()));
     let temporary = std::path::PathBuf::from(name);
     if std::fs::write(&temporary, image).is_ok() {
         // Fails when `path` exists by now: that database is kept.
