@@ -189,9 +189,12 @@ fn empty_database() -> Option<&'static [u8]> {
     static IMAGE: std::sync::OnceLock<Option<Vec<u8>>> = std::sync::OnceLock::new();
     IMAGE
         .get_or_init(|| {
-            let db = Connection::open_in_memory().ok()?;
-            db.execute_batch(&format!("BEGIN;{SCHEMA}COMMIT;")).ok()?;
-            let mut image = db.serialize(rusqlite::DatabaseName::Main).ok()?.to_vec();
+            let empty = History::in_memory().ok()?;
+            let mut image = empty
+                .db
+                .serialize(rusqlite::DatabaseName::Main)
+                .ok()?
+                .to_vec();
             // Header bytes 18 and 19, the file format's write and read versions, are
             // 2 in write-ahead-log mode (sqlite.org/fileformat.html, 1.3.3); an
             // image of a database in memory has 1, the rollback journal's.
