@@ -141,17 +141,16 @@ pub fn tree_output(sm: &SessionManager) -> Value {
                     .and_then(|v| serde_json::from_str(v.get()).ok())
                     .unwrap_or(Value::Null),
             };
-            let label = sm
-                .tree_index()
-                .label_json(n.id())
-                .and_then(|v| serde_json::from_str(v).ok())
+            let label = n
+                .label
+                .and_then(|l| serde_json::from_str(&l.value).ok())
                 .unwrap_or(Value::Null);
             object([
                 ("id", n.id().into()),
                 ("parentId", parent),
                 ("type", n.entry_type().into()),
                 ("label", label),
-                ("children", n.children.to_vec().into()),
+                ("children", n.child_ids().collect::<Vec<_>>().into()),
             ])
         })
         .collect();

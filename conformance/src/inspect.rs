@@ -105,7 +105,7 @@ pub fn tree_text(file: &Path, profile: Profile) -> Result<String, InspectError> 
             }
         );
         let last = node.children.len().saturating_sub(1);
-        for (i, child) in node.children.iter().enumerate() {
+        for (i, child) in node.child_ids().enumerate() {
             let child_connector = match (node.children.len(), i == last) {
                 (1, _) => "",
                 (_, true) => "└─ ",
@@ -114,7 +114,10 @@ pub fn tree_text(file: &Path, profile: Profile) -> Result<String, InspectError> 
             layout.insert(child, (child_prefix.clone(), child_connector));
         }
         let what = describe(&sm.resolved(node.entry));
-        let label = node.label.map(|l| format!(" [{l}]")).unwrap_or_default();
+        let label = node
+            .label
+            .map(|l| format!(" [{}]", l.text))
+            .unwrap_or_default();
         let marker = if Some(node.id()) == leaf {
             "  <- leaf"
         } else {
