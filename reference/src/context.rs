@@ -120,9 +120,12 @@ fn messages<'a>(path: &[&'a Entry], profile: Profile) -> Vec<Cow<'a, RawValue>> 
         first_kept_entry_id: Some(kept),
     } = &path[c].kind
     {
+        // Searched back from the compaction, where the kept entry is, instead of
+        // from the root: the same entry, as the entries before the compaction are
+        // parents found by id, so no two of them share one.
         if let Some(first) = path[..c]
             .iter()
-            .position(|e| e.id.as_deref() == Some(kept.as_str()))
+            .rposition(|e| e.id.as_deref() == Some(kept.as_str()))
         {
             out.extend(path[first..c].iter().filter_map(convert));
         }
