@@ -49,7 +49,7 @@ pub struct Label {
 
 /// One node of [`Tree::tree`], flat: the entry, its label, and its children.
 /// Everything is borrowed from the tree, so listing a large session copies no text,
-/// and building the list reads no entry (see [`Tree::tree`]).
+/// and building the list reads no entry but siblings' timestamps (see [`Tree::tree`]).
 #[derive(Debug, Clone)]
 pub struct TreeNode<'a> {
     /// The entry (the last one written, when an id is repeated).
