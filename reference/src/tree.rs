@@ -601,6 +601,15 @@ mod tests {
         Entry::from_text(text, 0)
     }
 
+    /// A tree of `entries`, then the label entries appended one by one.
+    fn labelled(entries: Vec<Entry>, labels: impl IntoIterator<Item = Entry>) -> Tree {
+        let mut tree = Tree::new(entries);
+        for l in labels {
+            tree.push(l);
+        }
+        tree
+    }
+
     fn ids<'a>(nodes: &[TreeNode<'a>]) -> Vec<&'a str> {
         nodes.iter().map(TreeNode::id).collect()
     }
@@ -698,19 +707,19 @@ mod tests {
 
     #[test]
     fn nodes_carry_their_current_label() {
-        let mut tree = Tree::new(vec![
-            entry("a", None, "t"),
-            entry("b", Some("a"), "t"),
-            entry("b", Some("a"), "t2"),
-        ]);
-        for l in [
-            label("l1", "b", Some("B")),
-            label("l2", "a", Some("A")),
-            label("l3", "a", None),
-            label("l4", "ghost", Some("G")),
-        ] {
-            tree.push(l);
-        }
+        let tree = labelled(
+            vec![
+                entry("a", None, "t"),
+                entry("b", Some("a"), "t"),
+                entry("b", Some("a"), "t2"),
+            ],
+            [
+                label("l1", "b", Some("B")),
+                label("l2", "a", Some("A")),
+                label("l3", "a", None),
+                label("l4", "ghost", Some("G")),
+            ],
+        );
         let labels: Vec<_> = tree
             .tree()
             .iter()
@@ -721,16 +730,16 @@ mod tests {
 
     #[test]
     fn labels_set_clear_and_order() {
-        let mut tree = Tree::new(vec![entry("a", None, "t"), entry("b", Some("a"), "t")]);
-        for l in [
-            label("l1", "b", Some("B1")),
-            label("l2", "a", Some("A1")),
-            label("l3", "b", None),
-            label("l4", "b", Some("B2")),
-            label("l5", "ghost", Some("boo")),
-        ] {
-            tree.push(l);
-        }
+        let tree = labelled(
+            vec![entry("a", None, "t"), entry("b", Some("a"), "t")],
+            [
+                label("l1", "b", Some("B1")),
+                label("l2", "a", Some("A1")),
+                label("l3", "b", None),
+                label("l4", "b", Some("B2")),
+                label("l5", "ghost", Some("boo")),
+            ],
+        );
         assert_eq!(tree.label("b"), Some("B2"));
         assert_eq!(tree.label("ghost"), Some("boo"));
         let order: Vec<_> = tree.labels_in_order().iter().map(|(t, _)| *t).collect();
