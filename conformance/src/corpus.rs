@@ -10,10 +10,10 @@ use std::fs;
 use std::path::{Path, PathBuf};
 use std::sync::{Arc, OnceLock};
 
+use crate::json_writer::{self, Layout};
 use serde::{Deserialize, Serialize};
 use serde_json::value::RawValue;
 use serde_json::Value;
-use session_reference::json_writer::{self, Layout};
 use session_reference::model::Profile;
 
 use crate::protocol::{Args, OPERATIONS};

@@ -25,6 +25,7 @@ pub mod execute;
 pub mod fuzz;
 pub mod harness;
 pub mod inspect;
+pub mod json_writer;
 pub mod normalize;
 pub mod protocol;
 pub mod report;

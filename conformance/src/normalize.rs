@@ -8,9 +8,9 @@ use std::fs;
 use std::path::Path;
 use std::sync::{Arc, LazyLock};
 
+use crate::json_writer::{self, Layout};
 use regex::Regex;
 use serde_json::{json, Map, Value};
-use session_reference::json_writer::{self, Layout};
 use session_reference::persist::utf16_len;
 use sha2::{Digest, Sha256};
 

@@ -111,7 +111,7 @@ impl Args {
     pub fn text(&self) -> std::borrow::Cow<'_, str> {
         match &self.0.text {
             Some(text) => text.get().into(),
-            None => session_reference::json_writer::compact(self.value()).into(),
+            None => crate::json_writer::compact(self.value()).into(),
         }
     }
 

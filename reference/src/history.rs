@@ -56,7 +56,6 @@ impl History {
             // A missing folder is reported by the open below.
             let _ = std::fs::create_dir_all(dir);
         }
-        write_if_missing(path);
         History::with_connection(Connection::open(path)?)
     }
 
@@ -71,9 +70,7 @@ impl History {
         // use (`memory` for a database in memory, which has no log).
         db.pragma_update_and_check(None, "journal_mode", "WAL", |row| row.get::<_, String>(0))?;
         db.pragma_update(None, "synchronous", "NORMAL")?;
-        // One transaction: alone, each statement of a new database's schema would
-        // be a commit of its own.
-        db.execute_batch(&format!("BEGIN;{SCHEMA}COMMIT;"))?;
+        db.execute_batch(SCHEMA)?;
         let last_prompt = db
             .query_row(
                 "SELECT prompt FROM history ORDER BY id DESC LIMIT 1",
@@ -91,7 +88,6 @@ impl History {
         if trimmed.is_empty() || self.last_prompt.as_deref() == Some(trimmed) {
             return Ok(false);
         }
-        // Cached: the insert (and the trigger it fires) is compiled once per connection.
         self.db
             .prepare_cached("INSERT INTO history (prompt, cwd) VALUES (?1, ?2)")?
             .execute(params![trimmed, cwd])?;
@@ -156,52 +152,6 @@ impl History {
         };
         rows
     }
-}
-
-/// A new database is a copy of [`empty_database`]: creating the schema's FTS5 tables
-/// costs as much as the rest of a short session with the store, and the copy holds
-/// the same pages. The copy is written whole under a name of its own, then linked
-/// to `path` only if no file is there: another process opening the same database at
-/// that moment sees either no file or a whole one, and a file that exists is never
-/// replaced. Where the copy cannot be made or linked, SQLite creates the database.
-fn write_if_missing(path: &Path) {
-    static COPIES: std::sync::atomic::AtomicU64 = std::sync::atomic::AtomicU64::new(0);
-    let Some(image) = empty_database() else {
-        return;
-    };
-    if path.exists() {
-        return;
-    }
-    let mut name = path.as_os_str().to_owned();
-    let n = COPIES.fetch_add(1, std::sync::atomic::Ordering::Relaxed);
-    name.push(format!(".new-{}-{n}", std::process::id()));
-    let temporary = std::path::PathBuf::from(name);
-    if std::fs::write(&temporary, image).is_ok() {
-        // Fails when `path` exists by now: that database is kept.
-        let _ = std::fs::hard_link(&temporary, path);
-    }
-    let _ = std::fs::remove_file(&temporary);
-}
-
-/// The database file holding [`SCHEMA`] and no rows, in write-ahead-log mode: built
-/// once per process in memory. `None` when SQLite cannot build it.
-fn empty_database() -> Option<&'static [u8]> {
-    static IMAGE: std::sync::OnceLock<Option<Vec<u8>>> = std::sync::OnceLock::new();
-    IMAGE
-        .get_or_init(|| {
-            let empty = History::in_memory().ok()?;
-            let mut image = empty
-                .db
-                .serialize(rusqlite::DatabaseName::Main)
-                .ok()?
-                .to_vec();
-            // Header bytes 18 and 19, the file format's write and read versions, are
-            // 2 in write-ahead-log mode (sqlite.org/fileformat.html, 1.3.3); an
-            // image of a database in memory has 1, the rollback journal's.
-            image.get_mut(18..20)?.copy_from_slice(&[2, 2]);
-            Some(image)
-        })
-        .as_deref()
 }
 
 /// The FTS5 query of a search: each token quoted (`"` doubled) with a prefix `*`,
@@ -279,39 +229,13 @@ mod tests {
     }
 
     #[test]
-    fn a_new_database_is_the_one_the_schema_makes() {
-        let dir = tempfile::tempdir().expect("dir");
-        let from_image = dir.path().join("from-image.db");
-        write_if_missing(&from_image);
-        let image = empty_database().expect("an image");
-        assert_eq!(std::fs::read(&from_image).expect("read"), image);
-        let by_schema = dir.path().join("by-schema.db");
-        {
-            let db = Connection::open(&by_schema).expect("open");
-            db.pragma_update(None, "journal_mode", "WAL").expect("wal");
-            db.execute_batch(SCHEMA).expect("schema");
-        }
-        let (mode, integrity, objects) = describe(&from_image);
-        assert_eq!((mode.as_str(), integrity.as_str()), ("wal", "ok"));
-        assert_eq!(objects, describe(&by_schema).2);
-        assert_eq!(objects.len(), 9, "{objects:?}");
-    }
-
-    #[test]
-    fn a_new_database_leaves_nothing_else_in_its_folder() {
+    fn a_new_database_holds_the_schema_in_wal_mode() {
         let dir = tempfile::tempdir().expect("dir");
         let path = dir.path().join("history.db");
         drop(History::open(&path).expect("open"));
-        let names: Vec<String> = std::fs::read_dir(dir.path())
-            .expect("list")
-            .map(|e| e.expect("entry").file_name().to_string_lossy().into_owned())
-            .collect();
-        assert_eq!(names, ["history.db"]);
-        assert_eq!(
-            std::fs::read(&path).expect("read").get(..100),
-            empty_database().and_then(|image| image.get(..100)),
-            "made from the image (the header, pages and schema cookie as built)"
-        );
+        let (mode, integrity, objects) = describe(&path);
+        assert_eq!((mode.as_str(), integrity.as_str()), ("wal", "ok"));
+        assert_eq!(objects.len(), 9, "{objects:?}");
     }
 
     #[test]

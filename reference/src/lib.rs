@@ -33,7 +33,6 @@ pub mod context;
 pub mod entries;
 pub mod history;
 pub mod ids;
-pub mod json_writer;
 pub mod listing;
 pub mod migrate;
 pub mod model;

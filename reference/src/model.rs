@@ -4,18 +4,14 @@
 //! fields the session layer interprets, parsed once. Everything else in the line,
 //! known or unknown, is carried unchanged.
 
-use std::borrow::Cow;
 use std::fmt;
-use std::ops::Range;
 use std::str::FromStr;
 use std::sync::Arc;
 
-use serde::de::{Deserializer, IgnoredAny, MapAccess, Visitor};
-use serde::Deserialize;
 use serde_json::value::RawValue;
 
 use crate::ids::parse_iso_ms;
-use crate::raw::{as_str, as_string, JsonText, Key, RawObject};
+use crate::raw::{as_str, as_string, JsonText, RawObject};
 
 /// The current session format version (000 "Versioning and migrations").
 pub const CURRENT_VERSION: u32 = 3;
@@ -164,48 +160,25 @@ pub enum EntryKind {
 }
 
 impl Entry {
-    /// Builds an entry from a parsed object and its text.
+    /// Builds an entry from its line, read as an object, and the line's text.
     pub fn from_object(obj: &RawObject<'_>, text: JsonText, ordinal: usize) -> Entry {
-        Entry::from_fields(&Fields::of_object(obj), text, ordinal)
-    }
-
-    /// Reads an entry from the part `range` of `source` in one pass, without keeping the object's pairs.
-    ///
-    /// `None` when this fast reader cannot: the text is not one JSON object, or a key
-    /// (of the entry or of its `message`) does not decode, or `message` is not an
-    /// object. [`RawObject::parse`] and [`Entry::from_object`] decide those cases;
-    /// whenever this reader succeeds, they give the same entry.
-    pub fn read(source: &Arc<String>, range: Range<usize>, ordinal: usize) -> Option<Entry> {
-        let fields: Fields<'_> = serde_json::from_str(source.get(range.clone())?).ok()?;
-        Some(Entry::from_fields(
-            &fields,
-            JsonText::slice(source, range),
+        Entry {
+            id: obj.str("id"),
+            parent_id: obj.str("parentId").filter(|p| !p.is_empty()),
+            timestamp: obj.str("timestamp"),
+            time_ms: obj.get("timestamp").and_then(time_ms).unwrap_or(NO_TIME),
+            kind: kind_of(obj),
+            raw: text,
             ordinal,
-        ))
+            line: 0,
+        }
     }
 
     /// Reads an entry from JSON text of its own (written by `serde_json` or this crate).
     pub fn from_text(text: String, ordinal: usize) -> Entry {
         let source = Arc::new(text);
-        let range = 0..source.len();
-        Entry::read(&source, range.clone(), ordinal).unwrap_or_else(|| {
-            let obj = RawObject::parse(&source).unwrap_or_default();
-            Entry::from_object(&obj, JsonText::slice(&source, range), ordinal)
-        })
-    }
-
-    fn from_fields(fields: &Fields<'_>, text: JsonText, ordinal: usize) -> Entry {
-        let string = |value: Option<&RawValue>| value.and_then(as_str).map(Cow::into_owned);
-        Entry {
-            id: string(fields.id),
-            parent_id: string(fields.parent_id).filter(|p| !p.is_empty()),
-            timestamp: string(fields.timestamp),
-            time_ms: fields.timestamp.and_then(time_ms).unwrap_or(NO_TIME),
-            kind: kind_of(fields),
-            raw: text,
-            ordinal,
-            line: 0,
-        }
+        let obj = RawObject::parse(&source).unwrap_or_default();
+        Entry::from_object(&obj, JsonText::slice(&source, 0..source.len()), ordinal)
     }
 
     /// Re-reads the entry's fields (borrowed from [`Entry::raw`]).
@@ -269,138 +242,27 @@ impl EntryKind {
     }
 }
 
-/// The raw values of the keys an entry's interpretation reads (the last occurrence
-/// of each, as `JSON.parse` keeps), and the role of its `message`.
-#[derive(Default)]
-struct Fields<'a> {
-    type_name: Option<&'a RawValue>,
-    id: Option<&'a RawValue>,
-    parent_id: Option<&'a RawValue>,
-    timestamp: Option<&'a RawValue>,
-    first_kept_entry_id: Option<&'a RawValue>,
-    target_id: Option<&'a RawValue>,
-    label: Option<&'a RawValue>,
-    /// `None` when there is no `message` key.
-    message: Option<MessageHead>,
-}
-
-/// What an entry's interpretation reads of its `message`.
-struct MessageHead {
-    /// Whether `message` is an object.
-    object: bool,
-    /// `message.role`, when a string.
-    role: Option<String>,
-}
-
-impl<'a> Fields<'a> {
-    fn of_object(obj: &'a RawObject<'_>) -> Fields<'a> {
-        Fields {
-            type_name: obj.get("type"),
-            id: obj.get("id"),
-            parent_id: obj.get("parentId"),
-            timestamp: obj.get("timestamp"),
-            first_kept_entry_id: obj.get("firstKeptEntryId"),
-            target_id: obj.get("targetId"),
-            label: obj.get("label"),
-            message: obj.get("message").map(|m| {
-                let message = RawObject::parse(m.get());
-                MessageHead {
-                    object: message.is_some(),
-                    role: message.and_then(|m| m.str("role")),
-                }
-            }),
-        }
-    }
-}
-
-/// Reads an object's keys in one pass: the interpreted ones as raw values, the
-/// rest skipped (still validated), `message` for its role.
-impl<'de> Deserialize<'de> for Fields<'de> {
-    fn deserialize<D: Deserializer<'de>>(deserializer: D) -> Result<Self, D::Error> {
-        struct FieldsVisitor;
-        impl<'de> Visitor<'de> for FieldsVisitor {
-            type Value = Fields<'de>;
-            fn expecting(&self, f: &mut fmt::Formatter) -> fmt::Result {
-                f.write_str("an entry object")
-            }
-            fn visit_map<A: MapAccess<'de>>(self, mut map: A) -> Result<Self::Value, A::Error> {
-                let mut fields = Fields::default();
-                while let Some(Key(key)) = map.next_key()? {
-                    let slot = match key.as_ref() {
-                        "type" => &mut fields.type_name,
-                        "id" => &mut fields.id,
-                        "parentId" => &mut fields.parent_id,
-                        "timestamp" => &mut fields.timestamp,
-                        "firstKeptEntryId" => &mut fields.first_kept_entry_id,
-                        "targetId" => &mut fields.target_id,
-                        "label" => &mut fields.label,
-                        "message" => {
-                            fields.message = Some(map.next_value()?);
-                            continue;
-                        }
-                        _ => {
-                            map.next_value::<IgnoredAny>()?;
-                            continue;
-                        }
-                    };
-                    *slot = Some(map.next_value()?);
-                }
-                Ok(fields)
+fn kind_of(obj: &RawObject<'_>) -> EntryKind {
+    match obj.str("type").unwrap_or_default().as_str() {
+        "message" => {
+            let message = obj.get("message").and_then(|m| RawObject::parse(m.get()));
+            EntryKind::Message {
+                role: message.as_ref().and_then(|m| m.str("role")),
+                present: message.is_some(),
             }
         }
-        deserializer.deserialize_map(FieldsVisitor)
-    }
-}
-
-/// Reads a `message` object's `role` in one pass; anything but an object is an
-/// error, left to [`RawObject`] (see [`Entry::read`]).
-impl<'de> Deserialize<'de> for MessageHead {
-    fn deserialize<D: Deserializer<'de>>(deserializer: D) -> Result<Self, D::Error> {
-        struct MessageVisitor;
-        impl<'de> Visitor<'de> for MessageVisitor {
-            type Value = MessageHead;
-            fn expecting(&self, f: &mut fmt::Formatter) -> fmt::Result {
-                f.write_str("a message object")
-            }
-            fn visit_map<A: MapAccess<'de>>(self, mut map: A) -> Result<Self::Value, A::Error> {
-                let mut role: Option<&'de RawValue> = None;
-                while let Some(Key(key)) = map.next_key()? {
-                    if key == "role" {
-                        role = Some(map.next_value()?);
-                    } else {
-                        map.next_value::<IgnoredAny>()?;
-                    }
-                }
-                Ok(MessageHead {
-                    object: true,
-                    role: role.and_then(as_str).map(Cow::into_owned),
-                })
-            }
-        }
-        deserializer.deserialize_map(MessageVisitor)
-    }
-}
-
-fn kind_of(fields: &Fields<'_>) -> EntryKind {
-    let string = |value: Option<&RawValue>| value.and_then(as_string);
-    let type_name = fields.type_name.and_then(as_str).unwrap_or_default();
-    match type_name.as_ref() {
-        "message" => EntryKind::Message {
-            role: fields.message.as_ref().and_then(|m| m.role.clone()),
-            present: fields.message.as_ref().is_some_and(|m| m.object),
-        },
         "thinking_level_change" => EntryKind::ThinkingLevelChange,
         "model_change" => EntryKind::ModelChange,
         "compaction" => EntryKind::Compaction {
-            first_kept_entry_id: string(fields.first_kept_entry_id),
+            first_kept_entry_id: obj.str("firstKeptEntryId"),
         },
         "branch_summary" => EntryKind::BranchSummary,
         "custom" => EntryKind::Custom,
         "custom_message" => EntryKind::CustomMessage,
         "label" => EntryKind::Label {
-            target_id: string(fields.target_id),
-            label: fields
-                .label
+            target_id: obj.str("targetId"),
+            label: obj
+                .get("label")
                 .filter(|v| crate::raw::is_truthy(Some(v)))
                 .map(|v| as_string(v).unwrap_or_else(|| v.get().to_owned())),
         },
@@ -409,7 +271,7 @@ fn kind_of(fields: &Fields<'_>) -> EntryKind {
         "mode_change" => EntryKind::ModeChange,
         "session_info" => EntryKind::SessionInfo,
         "session" => EntryKind::ExtraHeader,
-        _ => EntryKind::Unknown(type_name.into_owned()),
+        other => EntryKind::Unknown(other.to_owned()),
     }
 }
 
@@ -461,8 +323,6 @@ mod tests {
         let text = r#"{"type":"label","id":"a","parentId":"","targetId":"t","label":"x"}"#;
         let obj = RawObject::parse(text).unwrap();
         let entry = Entry::from_object(&obj, JsonText::new(text.to_owned()), 1);
-        let read = Entry::read(&Arc::new(text.to_owned()), 0..text.len(), 1).unwrap();
-        assert_eq!((read.kind, read.parent_id), (entry.kind.clone(), None));
         assert_eq!(entry.parent_id, None);
         assert_eq!(
             entry.kind,

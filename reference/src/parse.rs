@@ -15,7 +15,6 @@
 //! leaf on them (the corpus records that divergence).
 
 use std::fmt;
-use std::ops::Range;
 use std::sync::Arc;
 
 use serde_json::value::RawValue;
@@ -157,36 +156,6 @@ pub fn parse(bytes: &[u8], profile: Profile) -> Parsed {
 
 /// [`parse`], keeping `bytes` as the text the entries are slices of (no copy when they are UTF-8).
 pub fn parse_owned(bytes: Vec<u8>, profile: Profile) -> Parsed {
-    parse_in_threads(bytes, profile, cores())
-}
-
-/// The cores a parse may use. Asked once: the answer reads cgroup files, which
-/// costs more than parsing a small session.
-fn cores() -> usize {
-    static CORES: std::sync::OnceLock<usize> = std::sync::OnceLock::new();
-    *CORES
-        .get_or_init(|| std::thread::available_parallelism().map_or(1, std::num::NonZeroUsize::get))
-}
-
-/// [`parse_owned`] on at most `threads` threads (the result does not depend on how many).
-fn parse_in_threads(bytes: Vec<u8>, profile: Profile, threads: usize) -> Parsed {
-    parse_in_segments(bytes, profile, threads, SEGMENT_BYTES)
-}
-
-/// Lines are read (in parallel) and then assembled (in order) a segment of about
-/// this many bytes at a time, so that the lines read but not yet assembled (an entry
-/// each, and more) never take more than one segment's worth of memory: on a
-/// million-entry session they would otherwise hold as much again as the entries.
-const SEGMENT_BYTES: usize = 32 << 20;
-
-/// [`parse_in_threads`], `segment_bytes` of the file at a time (the result does not
-/// depend on it).
-fn parse_in_segments(
-    bytes: Vec<u8>,
-    profile: Profile,
-    threads: usize,
-    segment_bytes: usize,
-) -> Parsed {
     let (text, invalid_utf8) = match String::from_utf8(bytes) {
         Ok(text) => (text, None),
         Err(e) => {
@@ -195,190 +164,32 @@ fn parse_in_segments(
         }
     };
     let text = Arc::new(text);
-    let ends_with_newline = text.is_empty() || text.ends_with('\n');
-    let mut diagnostics = Vec::new();
-    let mut body = 0..text.len();
-    if text.starts_with('\u{feff}') {
-        diagnostics.push(Diagnostic {
-            line: 1,
-            kind: DiagnosticKind::ByteOrderMark,
-        });
-        body.start = '\u{feff}'.len_utf8();
-    }
-    let segments = split_runs(
-        &text,
-        body.clone(),
-        body.len().div_ceil(segment_bytes).max(1),
-    );
-    let mut assembly = Assembly {
-        // Every line is before the last until the last segment is read.
-        line_count: usize::MAX,
-        ends_with_newline,
-        diagnostics,
-        ..Assembly::default()
+    let mut reader = Reader {
+        profile,
+        lossy: invalid_utf8.is_some(),
+        ends_with_newline: text.is_empty() || text.ends_with('\n'),
+        header: None,
+        entries: Vec::new(),
+        diagnostics: Vec::new(),
+        ordinal: 0,
+        first_bad: None,
     };
-    let mut number = 0;
-    let last = segments.len() - 1;
-    'segments: for (k, segment) in segments.into_iter().enumerate() {
-        let runs = read_lines(
-            &text,
-            segment.clone(),
-            profile,
-            invalid_utf8.is_some(),
-            threads,
-        );
-        let count: usize = runs.iter().map(Vec::len).sum();
-        if k == 0 {
-            // Exact for one segment; else scaled up from the first, with an eighth more,
-            // but never more than twice the file's size in entries (a first segment of
-            // short lines must not reserve memory for more than the file can hold).
-            let estimate = if last == 0 {
-                count
-            } else {
-                (count.saturating_mul(body.len()) / segment.len().max(1)).saturating_mul(9) / 8
-            };
-            let most = body.len().saturating_mul(2) / std::mem::size_of::<Entry>();
-            assembly.entries.reserve(estimate.min(most));
-        }
-        if k == last {
-            assembly.line_count = number + count;
-        }
-        // Run by run, so that each run's lines are freed once their entries have moved.
-        for line in runs.into_iter().flatten() {
-            number += 1;
-            assembly.take(number, line, &text);
-            if matches!(assembly.header, Some(Err(_))) {
-                break 'segments;
-            }
-        }
+    // "Both drop a leading BOM" (the header then decides, per profile).
+    let mut start = 0;
+    if text.starts_with('\u{feff}') {
+        reader.report(1, DiagnosticKind::ByteOrderMark);
+        start = '\u{feff}'.len_utf8();
     }
-    assembly.finish(text, invalid_utf8)
-}
-
-/// Files at least this long are read by several threads, one run of lines each.
-const PARALLEL_MIN_BYTES: usize = 1 << 20;
-
-/// What one line holds, read without regard to the lines around it.
-struct Line {
-    /// The line holds U+FFFD and the file is not UTF-8 (the character replaced invalid bytes).
-    invalid_utf8: bool,
-    read: Read,
-}
-
-/// The outcome of reading one line.
-enum Read {
-    /// Empty or whitespace only.
-    Blank,
-    /// Not usable; the kind says why.
-    Bad(DiagnosticKind),
-    /// A JSON value: an entry when it is an object.
-    Value {
-        /// Where the value's text is in the file's text.
-        span: Range<usize>,
-        /// The value read as an entry, when it is an object.
-        entry: Option<Entry>,
-        /// Text followed the value on the line (omp keeps the value).
-        trailing: bool,
-        /// The text holds an invalid blob reference.
-        invalid_blob_ref: bool,
-    },
-}
-
-/// The lines of `text[body]`, in order, in runs read in parallel when the text is long.
-fn read_lines(
-    text: &Arc<String>,
-    body: Range<usize>,
-    profile: Profile,
-    lossy: bool,
-    threads: usize,
-) -> Vec<Vec<Line>> {
-    if threads < 2 || body.len() < PARALLEL_MIN_BYTES {
-        return vec![read_run(text, body, profile, lossy)];
-    }
-    let runs = split_runs(text, body, threads);
-    std::thread::scope(|scope| {
-        let workers: Vec<_> = runs
-            .into_iter()
-            .map(|run| scope.spawn(move || read_run(text, run, profile, lossy)))
-            .collect();
-        workers
-            .into_iter()
-            .map(|worker| {
-                worker
-                    .join()
-                    .unwrap_or_else(|e| std::panic::resume_unwind(e))
-            })
-            .collect()
-    })
-}
-
-/// Cuts `body` into about `count` runs of whole lines (cut at a `\n`, which belongs to neither run).
-fn split_runs(text: &str, body: Range<usize>, count: usize) -> Vec<Range<usize>> {
-    let mut runs = Vec::with_capacity(count);
-    let mut start = body.start;
-    for k in 1..count {
-        let target = (body.start + body.len() * k / count).max(start);
-        let Some(newline) = text.as_bytes()[target..body.end]
-            .iter()
-            .position(|&b| b == b'\n')
-        else {
+    let line_count = text[start..].split('\n').count();
+    for (index, line) in text[start..].split('\n').enumerate() {
+        let number = index + 1;
+        reader.line(&text, start, line, number, number == line_count);
+        if matches!(reader.header, Some(Err(_))) {
             break;
-        };
-        runs.push(start..target + newline);
-        start = target + newline + 1;
-    }
-    runs.push(start..body.end);
-    runs
-}
-
-/// Reads every line of `text[run]`.
-fn read_run(text: &Arc<String>, run: Range<usize>, profile: Profile, lossy: bool) -> Vec<Line> {
-    let mut lines = Vec::new();
-    let mut start = run.start;
-    for line in text[run].split('\n') {
-        lines.push(Line {
-            invalid_utf8: lossy && line.contains('\u{fffd}'),
-            read: read_line(text, start, line, profile),
-        });
+        }
         start += line.len() + 1;
     }
-    lines
-}
-
-/// Reads the line `line`, which starts at `start` in `text`.
-fn read_line(text: &Arc<String>, start: usize, line: &str, profile: Profile) -> Read {
-    if is_blank(line) {
-        return Read::Blank;
-    }
-    let lead = line.len() - line.trim_start_matches(is_json_whitespace).len();
-    let trimmed = line.trim_matches(is_json_whitespace);
-    let span = start + lead..start + lead + trimmed.len();
-    // The common case, in one pass: the line is exactly one object.
-    if let Some(entry) = Entry::read(text, span.clone(), 0) {
-        return Read::Value {
-            invalid_blob_ref: profile == Profile::Omp && has_invalid_blob_ref(trimmed),
-            span,
-            entry: Some(entry),
-            trailing: false,
-        };
-    }
-    let (value, trailing) = match read_value(line, profile) {
-        Ok(read) => read,
-        Err(kind) => return Read::Bad(kind),
-    };
-    let span = span.start..span.start + value.len();
-    let entry = if value.starts_with('{') {
-        RawObject::parse(value)
-            .map(|obj| Entry::from_object(&obj, JsonText::slice(text, span.clone()), 0))
-    } else {
-        None
-    };
-    Read::Value {
-        invalid_blob_ref: profile == Profile::Omp && has_invalid_blob_ref(value),
-        span,
-        entry,
-        trailing,
-    }
+    reader.finish(text, invalid_utf8)
 }
 
 /// JSON's whitespace (what `serde_json` skips around a value).
@@ -386,76 +197,73 @@ fn is_json_whitespace(c: char) -> bool {
     matches!(c, ' ' | '\t' | '\n' | '\r')
 }
 
-/// The file-level pass over the lines, in order: the header, ordinals and diagnostics.
-#[derive(Default)]
-struct Assembly {
-    line_count: usize,
+/// The pass over the lines, in order: the header, ordinals, entries and diagnostics.
+struct Reader {
+    profile: Profile,
+    /// The file is not UTF-8: a U+FFFD in a line replaced invalid bytes.
+    lossy: bool,
     ends_with_newline: bool,
     header: Option<Result<SessionHeader, HeaderError>>,
     entries: Vec<Entry>,
     diagnostics: Vec<Diagnostic>,
+    /// The position of the next JSON value among all values of the file (header = 0).
     ordinal: usize,
     first_bad: Option<usize>,
 }
 
-impl Assembly {
-    fn take(&mut self, number: usize, line: Line, text: &str) {
-        if line.invalid_utf8 {
+impl Reader {
+    /// Reads line `number`, which starts at byte `start` of `text`.
+    fn line(&mut self, text: &Arc<String>, start: usize, line: &str, number: usize, last: bool) {
+        if self.lossy && line.contains('\u{fffd}') {
             self.report(number, DiagnosticKind::InvalidUtf8);
         }
-        let (span, entry, invalid_blob_ref) = match line.read {
-            Read::Blank => {
-                if number < self.line_count {
-                    self.report(number, DiagnosticKind::BlankLine);
+        if is_blank(line) {
+            if !last {
+                self.report(number, DiagnosticKind::BlankLine);
+            }
+            return;
+        }
+        let trimmed = line.trim_matches(is_json_whitespace);
+        let lead = line.len() - line.trim_start_matches(is_json_whitespace).len();
+        // The usual line is exactly one object; anything else is classified by `read_value`.
+        let (value, object) = match RawObject::parse(trimmed) {
+            Some(object) => (trimmed, Some(object)),
+            None => match read_value(line, self.profile) {
+                Ok((value, trailing)) => {
+                    if trailing {
+                        self.report(number, DiagnosticKind::TrailingData);
+                    }
+                    let object = if value.starts_with('{') {
+                        RawObject::parse(value)
+                    } else {
+                        None
+                    };
+                    (value, object)
                 }
-                return;
-            }
-            Read::Bad(kind) => {
-                let torn = number == self.line_count && !self.ends_with_newline;
-                let kind = if torn && kind == DiagnosticKind::NotJson {
-                    DiagnosticKind::TornLine
-                } else {
-                    kind
-                };
-                self.report(number, kind);
-                self.first_bad.get_or_insert(number);
-                return;
-            }
-            Read::Value {
-                span,
-                entry,
-                trailing,
-                invalid_blob_ref,
-            } => {
-                if trailing {
-                    self.report(number, DiagnosticKind::TrailingData);
+                Err(kind) => {
+                    let torn = last && !self.ends_with_newline && kind == DiagnosticKind::NotJson;
+                    self.report(number, if torn { DiagnosticKind::TornLine } else { kind });
+                    self.first_bad.get_or_insert(number);
+                    return;
                 }
-                (span, entry, invalid_blob_ref)
-            }
+            },
         };
+        let span = start + lead..start + lead + value.len();
         let ordinal = self.ordinal;
         self.ordinal += 1;
-        match (&self.header, entry) {
-            (None, Some(_)) => {
-                let value = text.get(span).unwrap_or_default();
-                let header =
-                    RawObject::parse(value).and_then(|obj| SessionHeader::from_object(&obj, value));
+        match (&self.header, object) {
+            (None, object) => {
+                let header = object.and_then(|obj| SessionHeader::from_object(&obj, value));
                 self.header = Some(header.ok_or(HeaderError {
                     line: number,
                     kind: HeaderErrorKind::NotAHeader,
                 }));
             }
-            (None, None) => {
-                self.header = Some(Err(HeaderError {
-                    line: number,
-                    kind: HeaderErrorKind::NotAHeader,
-                }));
-            }
             (Some(_), None) => self.report(number, DiagnosticKind::NotObject),
-            (Some(_), Some(mut entry)) => {
-                entry.ordinal = ordinal;
+            (Some(_), Some(object)) => {
+                let mut entry = Entry::from_object(&object, JsonText::slice(text, span), ordinal);
                 entry.line = number;
-                if invalid_blob_ref {
+                if self.profile == Profile::Omp && has_invalid_blob_ref(value) {
                     self.report(number, DiagnosticKind::InvalidBlobRef);
                 }
                 if entry.kind == EntryKind::ExtraHeader {
@@ -646,42 +454,6 @@ mod tests {
                 "{reference}"
             );
             assert_eq!(parsed.entries.len(), 1);
-        }
-    }
-
-    #[test]
-    fn reading_in_threads_changes_nothing() {
-        let mut text = format!("\u{feff}{H}\n");
-        for i in 0..12_000 {
-            let line = match i % 1000 {
-                7 => "not json".to_owned(),
-                8 => String::new(),
-                9 => "[1]".to_owned(),
-                10 => format!("{M}{M}"),
-                11 => "{\"type\":\"message\",\"id\":\"\\ud800\",\"message\":5}".to_owned(),
-                _ => M.replace("a1", &format!("{i:08x}")),
-            };
-            text.push_str(&line);
-            text.push('\n');
-        }
-        text.push_str("{\"torn");
-        let summary = |p: &Parsed| {
-            let entries: Vec<_> = p
-                .entries
-                .iter()
-                .map(|e| (e.raw.get().to_owned(), e.id.clone(), e.ordinal, e.line))
-                .collect();
-            (entries, p.diagnostics.clone())
-        };
-        for profile in Profile::ALL {
-            let one = parse_in_threads(text.clone().into_bytes(), profile, 1);
-            let many = parse_in_threads(text.clone().into_bytes(), profile, 3);
-            assert!(text.len() > PARALLEL_MIN_BYTES && one.entries.len() > 11_000);
-            assert_eq!(summary(&one), summary(&many));
-            for segment in [1, 100, 300_000] {
-                let cut = parse_in_segments(text.clone().into_bytes(), profile, 2, segment);
-                assert_eq!(summary(&one), summary(&cut), "segments of {segment} bytes");
-            }
         }
     }
 

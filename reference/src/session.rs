@@ -744,7 +744,7 @@ impl SessionManager {
         if self.profile == Profile::Omp {
             prepare(&mut value, &mut self.pending_blobs);
         }
-        let text = crate::json_writer::compact(&value);
+        let text = value.to_string();
         let ordinal = self.tree.entries().len() + 1;
         Entry::from_text(text, ordinal)
     }

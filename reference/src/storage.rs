@@ -5,7 +5,7 @@
 
 use std::collections::BTreeMap;
 use std::fs::{self, File, OpenOptions};
-use std::io::{self, Read, Seek, SeekFrom, Write};
+use std::io::{self, Write};
 use std::path::{Path, PathBuf};
 
 /// The filesystem operations the session manager needs.
@@ -48,7 +48,7 @@ impl FileStorage {
 
 impl Storage for FileStorage {
     fn read(&self, path: &Path) -> io::Result<Option<Vec<u8>>> {
-        match read_file(path) {
+        match fs::read(path) {
             Ok(bytes) => Ok(Some(bytes)),
             Err(e) if e.kind() == io::ErrorKind::NotFound => Ok(None),
             Err(e) => Err(e),
@@ -98,52 +98,6 @@ impl Storage for FileStorage {
 
     fn exists(&self, path: &Path) -> bool {
         path.exists()
-    }
-}
-
-/// Files at least this long are read in two halves at once.
-const PARALLEL_READ_MIN_BYTES: u64 = 8 << 20;
-
-/// Reads a whole file. A long one is read in two halves at once: copying the
-/// file's pages into memory is a large part of loading a session.
-fn read_file(path: &Path) -> io::Result<Vec<u8>> {
-    let mut file = File::open(path)?;
-    let len = file.metadata()?.len();
-    let Ok(size) = usize::try_from(len) else {
-        return fs::read(path);
-    };
-    if len < PARALLEL_READ_MIN_BYTES {
-        let mut bytes = Vec::with_capacity(size);
-        // Through `Take`, which reads into the room made above: `File`'s own
-        // `read_to_end` would ask the file's size and position again (two more calls).
-        (&mut file).take(u64::MAX).read_to_end(&mut bytes)?;
-        return Ok(bytes);
-    }
-    let mut bytes = vec![0; size];
-    let (front, back) = bytes.split_at_mut(size / 2);
-    let read_part = |part: &mut [u8], offset: usize| -> io::Result<()> {
-        let mut file = File::open(path)?;
-        file.seek(SeekFrom::Start(offset as u64))?;
-        file.read_exact(part)
-    };
-    let halves = std::thread::scope(|scope| {
-        let front = scope.spawn(|| read_part(front, 0));
-        let back = read_part(back, size / 2);
-        front
-            .join()
-            .unwrap_or_else(|e| std::panic::resume_unwind(e))
-            .and(back)
-    });
-    match halves {
-        // The file shrank while it was read: read it again, whole.
-        Err(e) if e.kind() == io::ErrorKind::UnexpectedEof => fs::read(path),
-        Err(e) => Err(e),
-        Ok(()) => {
-            // What was appended since the length was taken.
-            file.seek(SeekFrom::Start(len))?;
-            file.read_to_end(&mut bytes)?;
-            Ok(bytes)
-        }
     }
 }
 
@@ -267,18 +221,6 @@ mod tests {
         assert_eq!(fs::read(&path).unwrap(), b"c\n");
         let leftovers: Vec<_> = fs::read_dir(path.parent().unwrap()).unwrap().collect();
         assert_eq!(leftovers.len(), 1, "no temp file is left behind");
-    }
-
-    #[test]
-    fn long_files_read_whole() {
-        let dir = tempfile::tempdir().unwrap();
-        let path = dir.path().join("long.jsonl");
-        #[allow(clippy::cast_possible_truncation)] // bytes 0..=250, as a pattern
-        let bytes: Vec<u8> = (0..PARALLEL_READ_MIN_BYTES + 3)
-            .map(|i| (i % 251) as u8)
-            .collect();
-        fs::write(&path, &bytes).unwrap();
-        assert!(FileStorage::default().read(&path).unwrap().unwrap() == bytes);
     }
 
     #[test]

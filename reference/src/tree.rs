@@ -9,8 +9,6 @@
 //! Duplicate ids: the later entry wins for lookups (as `Map.set` does), and keeps
 //! the first one's position in listings.
 
-use smallvec::SmallVec;
-use std::borrow::Cow;
 use std::collections::{HashMap, HashSet};
 
 use crate::model::{Entry, EntryKind};
@@ -18,19 +16,13 @@ use crate::model::{Entry, EntryKind};
 /// An index over a session's entries.
 #[derive(Debug, Clone, Default)]
 pub struct Tree {
+    /// Every entry in file and append order, duplicates included.
     entries: Vec<Entry>,
-    by_id: HashMap<Box<str>, Node>,
-    /// For each entry, the index its `parentId` names now (what `by_id` says;
-    /// [`NONE`] for none), so that walks look nothing up.
-    parents: Vec<Node>,
-    /// Parent ids that name no entry (yet): an entry that takes one changes the
-    /// parent of the entries that name it.
-    dangling: HashSet<String>,
-    /// Whether some id was indexed twice.
-    repeated_ids: bool,
-    /// How many entries are not tree nodes (no id, or a second header line).
-    unindexed: usize,
+    /// Id → index in `entries`; a repeated id names the later entry (`Map.set`).
+    by_id: HashMap<String, usize>,
+    /// Target id → the label set on it now.
     labels: HashMap<String, Label>,
+    /// How many labels were set, to order them by when they were (last) set.
     label_seq: u64,
     leaf: Option<String>,
 }
@@ -47,19 +39,16 @@ pub struct Label {
     seq: u64,
 }
 
-/// One node of [`Tree::tree`], flat: the entry, its label, and its children.
-/// Everything is borrowed from the tree, so listing a large session copies no text,
-/// and building the list reads no entry but siblings' timestamps (see [`Tree::tree`]).
+/// One node of [`Tree::tree`], flat: the entry, its label, and its children, all
+/// borrowed from the tree.
 #[derive(Debug, Clone)]
 pub struct TreeNode<'a> {
     /// The entry (the last one written, when an id is repeated).
     pub entry: &'a Entry,
     /// The current label of the entry.
     pub label: Option<&'a Label>,
-    /// The child entries, sorted by timestamp (stable; unparseable timestamps
-    /// first). Held inline when there is at most one, as for nearly every node of a
-    /// session.
-    pub children: SmallVec<[&'a Entry; 1]>,
+    /// The child entries, sorted by timestamp (stable; unparseable timestamps first).
+    pub children: Vec<&'a Entry>,
 }
 
 impl<'a> TreeNode<'a> {
@@ -99,103 +88,48 @@ impl std::error::Error for NotFound {}
 impl Tree {
     /// Indexes loaded entries; the leaf is the last entry (in file order) that has an id.
     pub fn new(entries: Vec<Entry>) -> Tree {
-        let mut tree = Tree {
-            by_id: HashMap::with_capacity(entries.len()),
-            entries,
-            ..Tree::default()
-        };
-        for index in 0..tree.entries.len() {
-            tree.index(index);
+        let mut tree = Tree::default();
+        for entry in entries {
+            tree.push(entry);
         }
-        tree.resolve_parents();
-        tree.leaf = tree
-            .entries
-            .iter()
-            .rev()
-            .filter(|e| e.kind != EntryKind::ExtraHeader)
-            .find_map(|e| e.id.clone());
         tree
     }
 
     /// Adds an entry at the end and makes it the leaf (when it has an id).
     pub fn push(&mut self, entry: Entry) {
-        // A repeated id, or one that entries already name, moves other entries' parents.
-        let moves_parents = indexed_id(&entry)
-            .is_some_and(|id| self.by_id.contains_key(id) || self.dangling.contains(id));
+        self.set_label(&entry);
+        if let Some(id) = indexed_id(&entry) {
+            self.by_id.insert(id.to_owned(), self.entries.len());
+            self.leaf = Some(id.to_owned());
+        }
         self.entries.push(entry);
-        let index = self.entries.len() - 1;
-        self.index(index);
-        if moves_parents {
-            self.resolve_parents();
-        } else {
-            let parent = self.resolve_parent(index);
-            self.parents.push(parent.map_or(NONE, node));
-            if let (None, Some(id)) = (parent, &self.entries[index].parent_id) {
-                self.dangling.insert(id.clone());
-            }
-        }
-        if let Some(id) = self.entries[index].id.as_ref() {
-            if self.entries[index].kind != EntryKind::ExtraHeader {
-                self.leaf = Some(id.clone());
-            }
-        }
     }
 
-    /// Looks up every entry's parent again.
-    fn resolve_parents(&mut self) {
-        self.parents = (0..self.entries.len())
-            .map(|i| self.resolve_parent(i).map_or(NONE, node))
-            .collect();
-        self.dangling = self
-            .entries
-            .iter()
-            .zip(&self.parents)
-            .filter(|(_, &parent)| parent == NONE)
-            .filter_map(|(entry, _)| entry.parent_id.clone())
-            .collect();
-    }
-
-    fn resolve_parent(&self, index: usize) -> Option<usize> {
-        self.entries[index]
-            .parent_id
-            .as_deref()
-            .and_then(|p| self.index_of(p))
-    }
-
-    /// Indexes the entry at `index`: its id and the label it sets.
-    fn index(&mut self, index: usize) {
-        let entry = &self.entries[index];
-        if let EntryKind::Label {
+    /// A `label` entry sets the label of its target, or clears it when the label is falsy.
+    fn set_label(&mut self, entry: &Entry) {
+        let EntryKind::Label {
             target_id: Some(target),
             label,
         } = &entry.kind
-        {
-            match label {
-                Some(text) => {
-                    self.label_seq += 1;
-                    let value = entry
-                        .object()
-                        .get("label")
-                        .map_or_else(|| "null".to_owned(), |v| v.get().to_owned());
-                    let label = Label {
-                        text: text.clone(),
-                        value,
-                        timestamp: entry.timestamp.clone(),
-                        seq: self.label_seq,
-                    };
-                    self.labels.insert(target.clone(), label);
-                }
-                None => {
-                    self.labels.remove(target);
-                }
-            }
-        }
-        if let Some(id) = indexed_id(entry) {
-            let earlier = self.by_id.insert(id.into(), node(index));
-            self.repeated_ids |= earlier.is_some();
-        } else {
-            self.unindexed += 1;
-        }
+        else {
+            return;
+        };
+        let Some(text) = label else {
+            self.labels.remove(target);
+            return;
+        };
+        self.label_seq += 1;
+        let value = entry
+            .object()
+            .get("label")
+            .map_or_else(|| "null".to_owned(), |v| v.get().to_owned());
+        let label = Label {
+            text: text.clone(),
+            value,
+            timestamp: entry.timestamp.clone(),
+            seq: self.label_seq,
+        };
+        self.labels.insert(target.clone(), label);
     }
 
     /// All entries in file and append order, duplicates included.
@@ -215,7 +149,7 @@ impl Tree {
 
     /// Index of the entry with `id` in [`Tree::entries`].
     pub fn index_of(&self, id: &str) -> Option<usize> {
-        self.by_id.get(id).map(|&i| i as usize)
+        self.by_id.get(id).copied()
     }
 
     /// Whether `id` names an entry.
@@ -266,8 +200,7 @@ impl Tree {
             .iter()
             .filter_map(|e| {
                 let id = e.id.as_deref()?;
-                seen.insert(id)
-                    .then(|| &self.entries[self.by_id[id] as usize])
+                seen.insert(id).then(|| self.get(id)).flatten()
             })
             .filter(|e| match parent {
                 Some(p) => e.parent_id.as_deref() == Some(p),
@@ -278,10 +211,10 @@ impl Tree {
 
     /// The index of the entry that entry `index`'s `parentId` names.
     fn parent_of(&self, index: usize) -> Option<usize> {
-        match self.parents[index] {
-            NONE => None,
-            parent => Some(parent as usize),
-        }
+        self.entries[index]
+            .parent_id
+            .as_deref()
+            .and_then(|p| self.index_of(p))
     }
 
     /// Indices of the root→`start` path; stops at a missing parent or a repeated entry.
@@ -314,168 +247,61 @@ impl Tree {
 
     /// The whole tree as a flat pre-order list of nodes; every id exactly once.
     ///
-    /// The walk works on node numbers and reads no entry but the timestamps of
-    /// siblings, so its cost follows the node count and not the entries' size in
-    /// memory (at 100 MB, 16 MB of `Entry` that no cache holds).
+    /// Nodes are the distinct ids in first-appearance order, each standing for the
+    /// entry that wins its id. Roots keep that order; children are sorted by time.
     pub fn tree(&self) -> Vec<TreeNode<'_>> {
         let nodes = self.nodes();
-        let entry = |n: Node| &self.entries[nodes.entry(n)];
-        let labels = self.labels_by_node(&nodes);
-        let (roots, mut children) = Children::group(&self.node_parents(&nodes));
-        for n in 0..node(nodes.len()) {
-            // By timestamp; an unparseable one sorts first (see `Entry::time_ms`).
-            children.of_mut(n).sort_by_key(|&c| entry(c).time_ms);
+        let node_of: HashMap<usize, usize> =
+            nodes.iter().enumerate().map(|(n, &i)| (i, n)).collect();
+        let parents = nodes
+            .iter()
+            .enumerate()
+            .map(|(n, &i)| {
+                // An entry that names itself is a root.
+                self.parent_of(i).map(|p| node_of[&p]).filter(|&p| p != n)
+            })
+            .collect();
+        let parents = cut_cycles(parents);
+        let mut roots = Vec::new();
+        let mut children: Vec<Vec<usize>> = vec![Vec::new(); nodes.len()];
+        for (n, parent) in parents.iter().enumerate() {
+            match parent {
+                Some(p) => children[*p].push(n),
+                None => roots.push(n),
+            }
         }
+        let entry = |n: usize| &self.entries[nodes[n]];
+        for list in &mut children {
+            // By timestamp; an unparseable one sorts first (see `Entry::time_ms`).
+            list.sort_by_key(|&c| entry(c).time_ms);
+        }
+        let labels: HashMap<usize, &Label> = self
+            .labels
+            .iter()
+            .filter_map(|(target, label)| Some((node_of[&self.index_of(target)?], label)))
+            .collect();
         let mut out = Vec::with_capacity(nodes.len());
-        let mut stack: Vec<Node> = roots.into_iter().rev().collect();
+        let mut stack: Vec<usize> = roots.into_iter().rev().collect();
         while let Some(n) = stack.pop() {
-            let below = children.of(n);
             out.push(TreeNode {
                 entry: entry(n),
                 label: labels.get(&n).copied(),
-                children: match below {
-                    // Nearly every node: built in place, not through `collect`.
-                    &[only] => SmallVec::from_buf([entry(only)]),
-                    _ => below.iter().map(|&c| entry(c)).collect(),
-                },
+                children: children[n].iter().map(|&c| entry(c)).collect(),
             });
-            stack.extend(below.iter().rev());
+            stack.extend(children[n].iter().rev());
         }
         out
     }
 
-    /// Whether every entry is a tree node, once: no entry without an id, no id twice.
-    fn every_entry_once(&self) -> bool {
-        !self.repeated_ids && self.unindexed == 0
-    }
-
-    /// The tree's nodes: for each distinct id, the entry that wins (the last), in
-    /// first-appearance order.
-    fn nodes(&self) -> Nodes {
-        if self.every_entry_once() {
-            return Nodes::EveryEntry(self.entries.len());
-        }
-        let listed: Vec<usize> = if self.repeated_ids {
-            let mut seen = vec![false; self.entries.len()];
-            self.entries
-                .iter()
-                .filter(|e| e.kind != EntryKind::ExtraHeader)
-                .filter_map(|e| e.id.as_deref())
-                .filter_map(|id| self.index_of(id))
-                .filter(|&winner| !std::mem::replace(&mut seen[winner], true))
-                .collect()
-        } else {
-            (0..self.entries.len())
-                .filter(|&i| indexed_id(&self.entries[i]).is_some())
-                .collect()
-        };
-        let mut node_of = vec![NONE; self.entries.len()];
-        for (n, &i) in listed.iter().enumerate() {
-            node_of[i] = node(n);
-        }
-        Nodes::Listed { listed, node_of }
-    }
-
-    /// The current label of each labelled node (labels of ids with no entry are not nodes).
-    fn labels_by_node(&self, nodes: &Nodes) -> HashMap<Node, &Label> {
-        self.labels
+    /// For each distinct id, in first-appearance order, the index of the entry that wins it.
+    fn nodes(&self) -> Vec<usize> {
+        let mut seen = HashSet::new();
+        self.entries
             .iter()
-            .filter_map(|(target, label)| {
-                let index = self.index_of(target)?;
-                Some((nodes.node_of(index), label))
-            })
+            .filter_map(indexed_id)
+            .filter(|id| seen.insert(*id))
+            .filter_map(|id| self.index_of(id))
             .collect()
-    }
-
-    /// Each node's parent node ([`NONE`] for a root), every chain of parents ending
-    /// at a root: an entry that names itself is a root, and a cycle is cut.
-    ///
-    /// When every entry is a node and names an entry before it (as appending
-    /// makes them), that is the tree's own `parents`, borrowed: no chain can close.
-    fn node_parents(&self, nodes: &Nodes) -> Cow<'_, [Node]> {
-        if matches!(nodes, Nodes::EveryEntry(_)) && parents_come_first(&self.parents) {
-            Cow::Borrowed(&self.parents)
-        } else {
-            Cow::Owned(self.cut_node_parents(nodes))
-        }
-    }
-
-    /// [`Tree::node_parents`] worked out for any tree: parents mapped to node
-    /// numbers, then cycles cut.
-    fn cut_node_parents(&self, nodes: &Nodes) -> Vec<Node> {
-        let parents = (0..node(nodes.len()))
-            .map(|n| {
-                let parent = self
-                    .parent_of(nodes.entry(n))
-                    .map_or(NONE, |i| nodes.node_of(i));
-                if parent == n {
-                    NONE
-                } else {
-                    parent
-                }
-            })
-            .collect();
-        cut_cycles(parents)
-    }
-}
-
-/// Whether every parent comes before its child, so that no chain of parents can
-/// return to where it started.
-fn parents_come_first(parent: &[Node]) -> bool {
-    parent
-        .iter()
-        .enumerate()
-        .all(|(n, &p)| p == NONE || (p as usize) < n)
-}
-
-/// An entry's index, or a node's number in [`Tree::tree`], in four bytes: the tree
-/// keeps a few per entry, and a session of 2^32 entries would need hundreds of
-/// gigabytes of memory to load.
-type Node = u32;
-
-/// No entry or node: a root's parent, or an entry that is not a node.
-const NONE: Node = Node::MAX;
-
-/// The four-byte form of index `n`, which is less than the entry count.
-fn node(n: usize) -> Node {
-    Node::try_from(n)
-        .ok()
-        .filter(|&n| n != NONE)
-        .expect("fewer than 2^32 - 1 entries")
-}
-
-/// Which entry each node of [`Tree::tree`] is, and which node each entry is.
-enum Nodes {
-    /// Every entry is a node once (the common case): node `n` is entry `n`, and
-    /// nothing needs to be stored.
-    EveryEntry(usize),
-    /// Node `n` is entry `listed[n]`; entry `i` is node `node_of[i]` ([`NONE`] if none).
-    Listed {
-        listed: Vec<usize>,
-        node_of: Vec<Node>,
-    },
-}
-
-impl Nodes {
-    fn len(&self) -> usize {
-        match self {
-            Nodes::EveryEntry(len) => *len,
-            Nodes::Listed { listed, .. } => listed.len(),
-        }
-    }
-
-    fn entry(&self, n: Node) -> usize {
-        match self {
-            Nodes::EveryEntry(_) => n as usize,
-            Nodes::Listed { listed, .. } => listed[n as usize],
-        }
-    }
-
-    fn node_of(&self, entry: usize) -> Node {
-        match self {
-            Nodes::EveryEntry(_) => node(entry),
-            Nodes::Listed { node_of, .. } => node_of[entry],
-        }
     }
 }
 
@@ -500,59 +326,9 @@ fn is_null_parent(entry: &Entry) -> bool {
             .is_some_and(|v| v.get() == "null")
 }
 
-/// Every node's children in one list, grouped by parent (no list per node).
-struct Children {
-    /// `list[start[n]..start[n + 1]]` are the children of node `n`, in node order.
-    start: Vec<u32>,
-    list: Vec<Node>,
-}
-
-impl Children {
-    /// The roots, and the children of each node, both in node order.
-    fn group(parent: &[Node]) -> (Vec<Node>, Children) {
-        // Count each node's children, add the counts up so that `start[p]` is where
-        // p's children end, then place them from the last node back, moving
-        // `start[p]` down to where they begin.
-        let mut start = vec![0u32; parent.len() + 1];
-        for &p in parent.iter().filter(|&&p| p != NONE) {
-            start[p as usize] += 1;
-        }
-        let mut sum = 0;
-        for count in &mut start {
-            sum += *count;
-            *count = sum;
-        }
-        let mut list = vec![NONE; sum as usize];
-        let mut roots = Vec::new();
-        for (n, &p) in parent.iter().enumerate().rev() {
-            if p == NONE {
-                roots.push(node(n));
-            } else {
-                start[p as usize] -= 1;
-                list[start[p as usize] as usize] = node(n);
-            }
-        }
-        roots.reverse();
-        (roots, Children { start, list })
-    }
-
-    fn range(&self, n: Node) -> std::ops::Range<usize> {
-        self.start[n as usize] as usize..self.start[n as usize + 1] as usize
-    }
-
-    fn of(&self, n: Node) -> &[Node] {
-        &self.list[self.range(n)]
-    }
-
-    fn of_mut(&mut self, n: Node) -> &mut [Node] {
-        let range = self.range(n);
-        &mut self.list[range]
-    }
-}
-
 /// Makes every node reach a root: where a parent chain closes on itself, the node
 /// at which it closes becomes a root. Iterative; each node is resolved once.
-fn cut_cycles(mut parent: Vec<Node>) -> Vec<Node> {
+fn cut_cycles(mut parent: Vec<Option<usize>>) -> Vec<Option<usize>> {
     #[derive(Clone, Copy, PartialEq)]
     enum State {
         Unvisited,
@@ -567,15 +343,15 @@ fn cut_cycles(mut parent: Vec<Node>) -> Vec<Node> {
             match state[current] {
                 State::Done => break,
                 State::OnPath => {
-                    parent[current] = NONE;
+                    parent[current] = None;
                     break;
                 }
                 State::Unvisited => {
                     state[current] = State::OnPath;
                     path.push(current);
                     match parent[current] {
-                        NONE => break,
-                        p => current = p as usize,
+                        None => break,
+                        Some(p) => current = p,
                     }
                 }
             }
@@ -666,43 +442,6 @@ mod tests {
         let tree = Tree::new(entries);
         assert_eq!(tree.branch_path(None).len(), 1_000_000);
         assert_eq!(tree.tree().len(), 1_000_000);
-    }
-
-    #[test]
-    fn parents_written_first_are_taken_as_they_are() {
-        // (entries, whether every parent comes first): the shortcut must agree with
-        // the general path wherever it is taken, and not be taken elsewhere.
-        let cases = [
-            (
-                vec![
-                    entry("a", None, "t"),
-                    entry("b", Some("a"), "t"),
-                    entry("c", Some("a"), "t"),
-                    entry("d", Some("c"), "t"),
-                    entry("e", Some("gone"), "t"),
-                ],
-                true,
-            ),
-            (
-                vec![entry("x", Some("p"), "t"), entry("p", None, "t")],
-                false,
-            ),
-            (
-                vec![entry("s", Some("s"), "t"), entry("u", Some("s"), "t")],
-                false,
-            ),
-            (
-                vec![entry("x", Some("y"), "t"), entry("y", Some("x"), "t")],
-                false,
-            ),
-        ];
-        for (entries, first) in cases {
-            let tree = Tree::new(entries);
-            let nodes = tree.nodes();
-            let parents = tree.node_parents(&nodes);
-            assert_eq!(matches!(parents, Cow::Borrowed(_)), first);
-            assert_eq!(*parents, tree.cut_node_parents(&nodes));
-        }
     }
 
     #[test]
