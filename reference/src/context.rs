@@ -1,20 +1,19 @@
 //! `buildSessionContext`: from a leaf to the messages and settings sent to the model, per profile (000 "Context reconstruction"; 002 "Context Building"; pi-mono §5; omp H, I).
 //!
-//! The output is the exact JSON shape each profile's implementation returns:
-//! - pi: `{messages, thinkingLevel, model}`;
-//! - omp: `{messages, thinkingLevel, models, injectedTtsrRules, mode, modeData?}`.
+//! The output is the exact JSON shape each profile's implementation returns: the
+//! messages, then the settings its dialect scans the path for (`crate::dialect`).
 //!
 //! Stored messages pass through as their raw JSON text. Synthetic messages
 //! (compaction summary, branch summary, custom message) are built with the keys
 //! and values the real code uses; their `timestamp` is the entry's ISO time in
 //! milliseconds, `null` when it does not parse (JavaScript's NaN).
 
-use std::borrow::Cow;
-use std::collections::{BTreeMap, HashSet};
-
+use serde::ser::SerializeMap;
 use serde::Serialize;
 use serde_json::value::RawValue;
+use std::borrow::Cow;
 
+use crate::dialect::Dialect;
 use crate::ids::parse_iso_ms;
 use crate::model::{Entry, EntryKind, Profile};
 use crate::raw::{as_string, is_truthy, raw, to_raw, RawObject};
@@ -31,62 +30,35 @@ pub enum LeafChoice<'a> {
     Last,
 }
 
-/// The context of one profile, ready to serialise.
-#[derive(Debug, Clone, Serialize)]
-#[serde(untagged)]
-pub enum Context<'a> {
-    /// pi-mono's shape.
-    Pi(PiContext<'a>),
-    /// oh-my-pi's shape.
-    Omp(OmpContext<'a>),
-}
-
-/// pi-mono's `SessionContext`.
-#[derive(Debug, Clone, Serialize)]
-#[serde(rename_all = "camelCase")]
-pub struct PiContext<'a> {
+/// What `buildSessionContext` returns: the messages, then the dialect's settings.
+#[derive(Debug, Clone)]
+pub struct Context<'a> {
     /// Messages in order; a `message` entry's payload is borrowed from the entry.
     pub messages: Vec<Cow<'a, RawValue>>,
-    /// The latest thinking level, verbatim (absent when the entry has none).
-    #[serde(skip_serializing_if = "Option::is_none")]
-    pub thinking_level: Option<Box<RawValue>>,
-    /// The latest model: `{provider, modelId}` (fields absent when undefined), or `null`.
-    pub model: Option<Box<RawValue>>,
-}
-
-/// oh-my-pi's `SessionContext` (the fields document 000 names).
-#[derive(Debug, Clone, Serialize)]
-#[serde(rename_all = "camelCase")]
-pub struct OmpContext<'a> {
-    /// Messages in order; a `message` entry's payload is borrowed from the entry.
-    pub messages: Vec<Cow<'a, RawValue>>,
-    /// The latest thinking level (`"off"` by default or when null).
-    pub thinking_level: Box<RawValue>,
-    /// Model per role (`role ?? "default"`); `default` falls back to the last assistant's provider/model.
-    pub models: BTreeMap<String, String>,
-    /// Every injected TTSR rule on the path, first-seen order, no duplicates.
-    pub injected_ttsr_rules: Vec<String>,
-    /// The latest mode (`"none"` by default).
-    pub mode: Box<RawValue>,
-    /// The latest mode's `data`, when it has one.
-    #[serde(skip_serializing_if = "Option::is_none")]
-    pub mode_data: Option<Box<RawValue>>,
+    /// The dialect's fields after `messages`, in its order (see [`crate::dialect::Dialect::settings`]).
+    pub settings: Vec<(&'static str, Box<RawValue>)>,
 }
 
 impl Context<'_> {
-    /// The messages, whichever the profile.
+    /// The messages.
     pub fn messages(&self) -> &[Cow<'_, RawValue>] {
-        match self {
-            Context::Pi(c) => &c.messages,
-            Context::Omp(c) => &c.messages,
-        }
+        &self.messages
     }
 }
 
-/// Builds the context for `leaf` over `tree`'s entries.
-///
-/// Only the entries that give the context something are read again: the messages
-/// it keeps, the latest settings, the compaction. The others are passed over by kind.
+impl Serialize for Context<'_> {
+    fn serialize<S: serde::Serializer>(&self, serializer: S) -> Result<S::Ok, S::Error> {
+        let mut map = serializer.serialize_map(Some(1 + self.settings.len()))?;
+        map.serialize_entry("messages", &self.messages)?;
+        for (key, value) in &self.settings {
+            map.serialize_entry(key, value)?;
+        }
+        map.end()
+    }
+}
+
+/// Builds the context for `leaf` over `tree`'s entries: the root-to-leaf path, cut at
+/// its latest compaction, as messages; then the dialect's settings from the path.
 pub fn build_context<'a>(tree: &'a Tree, leaf: LeafChoice<'_>, profile: Profile) -> Context<'a> {
     let entries = tree.entries();
     let start = match leaf {
@@ -100,29 +72,33 @@ pub fn build_context<'a>(tree: &'a Tree, leaf: LeafChoice<'_>, profile: Profile)
         .into_iter()
         .map(|i| &entries[i])
         .collect();
-    let messages = messages(&path, profile);
-    match profile {
-        Profile::Pi => Context::Pi(pi_settings(&path, messages)),
-        Profile::Omp => Context::Omp(omp_settings(&path, messages)),
+    let dialect = profile.dialect();
+    Context {
+        messages: messages(&path, dialect),
+        settings: (dialect.settings)(&path),
     }
 }
 
-fn messages<'a>(path: &[&'a Entry], profile: Profile) -> Vec<Cow<'a, RawValue>> {
-    let convert = |entry: &&'a Entry| convert(entry, profile);
+/// The messages of `path`: with a compaction, its summary, then the kept entries
+/// from `firstKeptEntryId` up to the compaction, then the entries after it.
+fn messages<'a>(path: &[&'a Entry], dialect: &Dialect) -> Vec<Cow<'a, RawValue>> {
+    let convert = |entry: &&'a Entry| convert(entry, dialect);
     let compaction = path
         .iter()
         .rposition(|e| matches!(e.kind, EntryKind::Compaction { .. }));
     let Some(c) = compaction else {
         return path.iter().filter_map(convert).collect();
     };
-    let mut out = vec![Cow::Owned(compaction_summary(&path[c].object(), profile))];
+    let summary = synthetic(
+        &path[c].object(),
+        "compactionSummary",
+        dialect.compaction_summary_fields,
+    );
+    let mut out = vec![Cow::Owned(summary)];
     if let EntryKind::Compaction {
         first_kept_entry_id: Some(kept),
     } = &path[c].kind
     {
-        // Searched back from the compaction, where the kept entry is, instead of
-        // from the root: the same entry, as the entries before the compaction are
-        // parents found by id, so no two of them share one.
         if let Some(first) = path[..c]
             .iter()
             .rposition(|e| e.id.as_deref() == Some(kept.as_str()))
@@ -134,175 +110,55 @@ fn messages<'a>(path: &[&'a Entry], profile: Profile) -> Vec<Cow<'a, RawValue>> 
     out
 }
 
-/// One path entry as a context message, if it makes one.
-fn convert(entry: &Entry, profile: Profile) -> Option<Cow<'_, RawValue>> {
-    let obj = match entry.kind {
-        EntryKind::Message { .. } | EntryKind::CustomMessage | EntryKind::BranchSummary => {
-            entry.object()
-        }
-        _ => return None,
-    };
+/// One path entry as a context message, if it makes one: a message's payload
+/// verbatim, a custom message or a branch summary (with a truthy `summary`) as a
+/// message of their own.
+fn convert<'a>(entry: &'a Entry, dialect: &Dialect) -> Option<Cow<'a, RawValue>> {
     match entry.kind {
-        EntryKind::Message { .. } => obj.take("message").filter(|m| m.get() != "null"),
-        EntryKind::CustomMessage => {
-            let mut fields = vec![
-                ("role", Some(to_raw("custom"))),
-                ("customType", obj.get("customType").map(ToOwned::to_owned)),
-                ("content", obj.get("content").map(ToOwned::to_owned)),
-                ("display", obj.get("display").map(ToOwned::to_owned)),
-                ("details", obj.get("details").map(ToOwned::to_owned)),
-            ];
-            if profile == Profile::Omp {
-                fields.push(("attribution", obj.get("attribution").map(ToOwned::to_owned)));
-            }
-            fields.push(("timestamp", Some(js_time(&obj))));
-            Some(Cow::Owned(object(&fields)))
+        EntryKind::Message { .. } => entry.object().take("message").filter(|m| m.get() != "null"),
+        EntryKind::CustomMessage => Some(Cow::Owned(synthetic(
+            &entry.object(),
+            "custom",
+            dialect.custom_message_fields,
+        ))),
+        EntryKind::BranchSummary => {
+            let obj = entry.object();
+            is_truthy(obj.get("summary")).then(|| {
+                Cow::Owned(synthetic(
+                    &obj,
+                    "branchSummary",
+                    &["summary", "fromId", "timestamp"],
+                ))
+            })
         }
-        _ if is_truthy(obj.get("summary")) => Some(Cow::Owned(object(&[
-            ("role", Some(to_raw("branchSummary"))),
-            ("summary", obj.get("summary").map(ToOwned::to_owned)),
-            ("fromId", obj.get("fromId").map(ToOwned::to_owned)),
-            ("timestamp", Some(js_time(&obj))),
-        ]))),
         _ => None,
     }
 }
 
-fn compaction_summary(obj: &RawObject<'_>, profile: Profile) -> Box<RawValue> {
-    let mut fields = vec![
-        ("role", Some(to_raw("compactionSummary"))),
-        ("summary", obj.get("summary").map(ToOwned::to_owned)),
-    ];
-    if profile == Profile::Omp {
-        fields.push((
-            "shortSummary",
-            obj.get("shortSummary").map(ToOwned::to_owned),
-        ));
-    }
-    fields.push((
-        "tokensBefore",
-        obj.get("tokensBefore").map(ToOwned::to_owned),
-    ));
-    fields.push(("timestamp", Some(js_time(obj))));
-    object(&fields)
-}
-
-fn pi_settings<'a>(path: &[&Entry], messages: Vec<Cow<'a, RawValue>>) -> PiContext<'a> {
-    let mut thinking_level = Some(to_raw("off"));
-    for entry in path {
-        if entry.kind == EntryKind::ThinkingLevelChange {
-            thinking_level = entry.object().get("thinkingLevel").map(ToOwned::to_owned);
-        }
-    }
-    // The model comes from the last model change or assistant message: found from
-    // the end, so a long path's messages are not all looked at.
-    let model_source = path
-        .iter()
-        .rev()
-        .find(|e| e.kind == EntryKind::ModelChange || e.is_assistant());
-    let model = model_source.map(|entry| {
-        let obj = entry.object();
-        if entry.kind == EntryKind::ModelChange {
-            object(&[
-                ("provider", obj.get("provider").map(ToOwned::to_owned)),
-                ("modelId", obj.get("modelId").map(ToOwned::to_owned)),
-            ])
+/// A message the context makes up from an entry: `role`, then `fields` copied from
+/// the entry where present; `timestamp` is the entry's time in milliseconds.
+fn synthetic(obj: &RawObject<'_>, role: &str, fields: &[&str]) -> Box<RawValue> {
+    let mut out = vec![("role", Some(to_raw(role)))];
+    for &field in fields {
+        let value = if field == "timestamp" {
+            Some(js_time(obj))
         } else {
-            let message = message_of(&obj);
-            object(&[
-                ("provider", message.get("provider").map(ToOwned::to_owned)),
-                ("modelId", message.get("model").map(ToOwned::to_owned)),
-            ])
-        }
-    });
-    PiContext {
-        messages,
-        thinking_level,
-        model,
+            obj.get(field).map(ToOwned::to_owned)
+        };
+        out.push((field, value));
     }
-}
-
-fn omp_settings<'a>(path: &[&Entry], messages: Vec<Cow<'a, RawValue>>) -> OmpContext<'a> {
-    let mut thinking_level = to_raw("off");
-    let mut models = BTreeMap::new();
-    let mut rules = Vec::new();
-    let mut seen_rules = HashSet::new();
-    let mut mode = to_raw("none");
-    let mut mode_data = None;
-    for entry in path {
-        match &entry.kind {
-            EntryKind::ThinkingLevelChange => {
-                thinking_level = entry
-                    .object()
-                    .get("thinkingLevel")
-                    .filter(|v| v.get() != "null")
-                    .map_or_else(|| to_raw("off"), ToOwned::to_owned);
-            }
-            EntryKind::ModelChange => {
-                let obj = entry.object();
-                if let Some(model) = obj.get("model").filter(|v| is_truthy(Some(v))) {
-                    let role = obj.str("role").unwrap_or_else(|| "default".to_owned());
-                    models.insert(
-                        role,
-                        as_string(model).unwrap_or_else(|| model.get().to_owned()),
-                    );
-                }
-            }
-            EntryKind::TtsrInjection => {
-                let injected: Vec<serde_json::Value> = entry
-                    .object()
-                    .get("injectedRules")
-                    .and_then(|v| serde_json::from_str(v.get()).ok())
-                    .unwrap_or_default();
-                for rule in injected
-                    .into_iter()
-                    .filter_map(|r| r.as_str().map(str::to_owned))
-                {
-                    if seen_rules.insert(rule.clone()) {
-                        rules.push(rule);
-                    }
-                }
-            }
-            EntryKind::ModeChange => {
-                let obj = entry.object();
-                mode = obj
-                    .get("mode")
-                    .map_or_else(|| raw("null".to_owned()), ToOwned::to_owned);
-                mode_data = obj.get("data").map(ToOwned::to_owned);
-            }
-            _ => {}
-        }
-    }
-    // Found from the end, so a long path's messages are not all looked at.
-    if let Some(entry) = path.iter().rev().find(|e| e.is_assistant()) {
-        let obj = entry.object();
-        let message = message_of(&obj);
-        let model = format!(
-            "{}/{}",
-            js_string(message.get("provider")),
-            js_string(message.get("model"))
-        );
-        models.entry("default".to_owned()).or_insert(model);
-    }
-    OmpContext {
-        messages,
-        thinking_level,
-        models,
-        injected_ttsr_rules: rules,
-        mode,
-        mode_data,
-    }
+    object(&out)
 }
 
 /// The `message` object of a message entry (empty when it has none).
-fn message_of<'a>(obj: &'a RawObject<'_>) -> RawObject<'a> {
+pub(crate) fn message_of<'a>(obj: &'a RawObject<'_>) -> RawObject<'a> {
     obj.get("message")
         .and_then(|m| RawObject::parse(m.get()))
         .unwrap_or_default()
 }
 
 /// `String(value)` for a JSON value as JavaScript's template literals print it.
-fn js_string(value: Option<&RawValue>) -> String {
+pub(crate) fn js_string(value: Option<&RawValue>) -> String {
     match value {
         None => "undefined".to_owned(),
         Some(v) => as_string(v).unwrap_or_else(|| v.get().to_owned()),
@@ -330,7 +186,7 @@ fn js_time(obj: &RawObject<'_>) -> Box<RawValue> {
 }
 
 /// A compact JSON object of the present fields, in order.
-fn object(fields: &[(&str, Option<Box<RawValue>>)]) -> Box<RawValue> {
+pub(crate) fn object(fields: &[(&str, Option<Box<RawValue>>)]) -> Box<RawValue> {
     let mut obj = RawObject::default();
     for (key, value) in fields {
         if let Some(value) = value {

@@ -7,8 +7,6 @@ use std::collections::hash_map::RandomState;
 use std::hash::{BuildHasher, Hasher};
 use std::time::{SystemTime, UNIX_EPOCH};
 
-use crate::model::Profile;
-
 /// A source of random-looking hex digits, for ids.
 pub trait IdSource {
     /// Returns the next 64 random bits.
@@ -70,15 +68,8 @@ pub fn new_entry_id(source: &mut dyn IdSource, taken: impl Fn(&str) -> bool) -> 
     uuid(source, 0)
 }
 
-/// Generates a session id in the profile's shape: a UUIDv7 for pi, 16 hex digits for omp.
-pub fn new_session_id(source: &mut dyn IdSource, profile: Profile, now_ms: i64) -> String {
-    match profile {
-        Profile::Pi => uuid(source, now_ms),
-        Profile::Omp => format!("{:016x}", source.next_u64()),
-    }
-}
-
-fn uuid(source: &mut dyn IdSource, now_ms: i64) -> String {
+/// A UUID: version 7 (the time in its first 48 bits) when `now_ms` is positive, else version 4.
+pub fn uuid(source: &mut dyn IdSource, now_ms: i64) -> String {
     let (a, b) = (source.next_u64(), source.next_u64());
     let time = u64::try_from(now_ms).unwrap_or(0) & 0xffff_ffff_ffff;
     let hi = if now_ms > 0 {
@@ -302,11 +293,11 @@ mod tests {
     }
 
     #[test]
-    fn session_ids_have_the_profile_shape() {
+    fn uuids_carry_their_version() {
         let mut ids = SequentialIds::default();
-        let pi = new_session_id(&mut ids, Profile::Pi, 1_748_779_200_000);
-        assert_eq!(pi.len(), 36);
-        assert_eq!(&pi[14..15], "7");
-        assert_eq!(new_session_id(&mut ids, Profile::Omp, 0).len(), 16);
+        let v7 = uuid(&mut ids, 1_748_779_200_000);
+        assert_eq!(v7.len(), 36);
+        assert_eq!(&v7[14..15], "7");
+        assert_eq!(&uuid(&mut ids, 0)[14..15], "4");
     }
 }

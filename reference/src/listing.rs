@@ -25,9 +25,6 @@ use crate::raw::{as_string, is_truthy, RawObject};
 /// How many bytes of each file [`recent`] reads (seed 000: `readTextPrefix(…, 4096)`).
 pub const PREFIX_BYTES: usize = 4096;
 
-/// How many bytes of each file pi's [`find_most_recent`] reads for the header (pi-mono 7.3).
-pub const PI_HEADER_WINDOW: usize = 512;
-
 /// The longest display name of [`recent`], in UTF-16 units; longer names end in `…`.
 pub const NAME_LIMIT: usize = 40;
 
@@ -211,7 +208,8 @@ pub fn session_info(path: &Path, profile: Profile) -> Option<SessionInfo> {
         return None;
     }
     let id = header.str("id");
-    if profile == Profile::Omp && id.as_deref().is_none_or(str::is_empty) {
+    let dialect = profile.dialect();
+    if dialect.lists_need_header_id && id.as_deref().is_none_or(str::is_empty) {
         return None;
     }
     let file_ms = mtime_ms(path)?;
@@ -258,7 +256,7 @@ pub fn session_info(path: &Path, profile: Profile) -> Option<SessionInfo> {
             }
             Some("message") => {
                 let message = Message::of(&entry);
-                if profile == Profile::Omp && !is_truthy(entry.get("message")) {
+                if !dialect.counts_empty_messages && !is_truthy(entry.get("message")) {
                     continue;
                 }
                 info.message_count += 1;
@@ -290,16 +288,7 @@ pub fn session_info(path: &Path, profile: Profile) -> Option<SessionInfo> {
         info.first_message = "(no messages)".into();
     }
     info.all_messages_text = texts.join(" ");
-    match profile {
-        Profile::Pi => {
-            info.title = None;
-            info.modified_ms = pi_modified(last_activity, info.created.as_deref(), file_ms);
-        }
-        Profile::Omp => {
-            info.name = None;
-            info.title = info.title.or(short_summary);
-        }
-    }
+    (dialect.finish_info)(&mut info, last_activity, short_summary);
     info.modified = iso_timestamp(info.modified_ms);
     Some(info)
 }
@@ -308,15 +297,6 @@ pub fn session_info(path: &Path, profile: Profile) -> Option<SessionInfo> {
 #[allow(clippy::cast_precision_loss)]
 fn js_number(ms: i64) -> f64 {
     ms as f64
-}
-
-/// pi's `modified`: the latest message time when it is above 0, else the header time, else the file time.
-#[allow(clippy::cast_possible_truncation)] // JavaScript's Date keeps whole milliseconds
-fn pi_modified(last_activity: Option<f64>, created: Option<&str>, file_ms: i64) -> i64 {
-    match last_activity {
-        Some(at) if at > 0.0 && at.is_finite() => at as i64,
-        _ => created.and_then(parse_iso_ms).unwrap_or(file_ms),
-    }
 }
 
 /// `SessionManager.list`: every session in `dir`, newest first (ties by path).
@@ -335,7 +315,7 @@ fn collect(files: &[PathBuf], profile: Profile) -> Vec<SessionInfo> {
     let mut infos: Vec<SessionInfo> = files
         .iter()
         .filter_map(|f| session_info(f, profile))
-        .filter(|info| profile == Profile::Pi || info.message_count > 0)
+        .filter(|info| profile.dialect().lists_sessions_without_messages || info.message_count > 0)
         .collect();
     infos.sort_by(|a, b| {
         b.modified_ms
@@ -348,21 +328,17 @@ fn collect(files: &[PathBuf], profile: Profile) -> Vec<SessionInfo> {
 /// The header of a session file as the newest-file lookup accepts it: pi reads the first
 /// line of a 512-byte window strictly; omp the first readable line of a 4 KB prefix.
 fn has_valid_header(path: &Path, profile: Profile) -> bool {
-    let window = match profile {
-        Profile::Pi => PI_HEADER_WINDOW,
-        Profile::Omp => PREFIX_BYTES,
-    };
-    let Some(text) = read_prefix(path, window) else {
+    let dialect = profile.dialect();
+    let Some(text) = read_prefix(path, dialect.header_window) else {
         return false;
     };
-    let header = match profile {
-        Profile::Pi => {
-            let first = text.split('\n').next().unwrap_or_default();
-            serde_json::from_str::<&serde_json::value::RawValue>(first)
-                .ok()
-                .and_then(|raw| RawObject::parse(raw.get()))
-        }
-        Profile::Omp => objects(&text).next(),
+    let header = if dialect.header_on_first_line {
+        let first = text.split('\n').next().unwrap_or_default();
+        serde_json::from_str::<&serde_json::value::RawValue>(first)
+            .ok()
+            .and_then(|raw| RawObject::parse(raw.get()))
+    } else {
+        objects(&text).next()
     };
     header.is_some_and(|h| {
         h.str("type").as_deref() == Some("session") && h.get("id").and_then(as_string).is_some()

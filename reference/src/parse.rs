@@ -263,7 +263,7 @@ impl Reader {
             (Some(_), Some(object)) => {
                 let mut entry = Entry::from_object(&object, JsonText::slice(text, span), ordinal);
                 entry.line = number;
-                if self.profile == Profile::Omp && has_invalid_blob_ref(value) {
+                if self.profile.dialect().has_blob_refs && has_invalid_blob_ref(value) {
                     self.report(number, DiagnosticKind::InvalidBlobRef);
                 }
                 if entry.kind == EntryKind::ExtraHeader {
@@ -334,7 +334,7 @@ pub fn is_js_whitespace(c: char) -> bool {
 fn read_value(line: &str, profile: Profile) -> Result<(&str, bool), DiagnosticKind> {
     match serde_json::from_str::<&RawValue>(line) {
         Ok(value) => Ok((value.get(), false)),
-        Err(_) if profile == Profile::Omp => {
+        Err(_) if profile.dialect().keeps_value_before_trailing_data => {
             let mut stream = serde_json::Deserializer::from_str(line).into_iter::<&RawValue>();
             match stream.next() {
                 Some(Ok(value)) => Ok((value.get(), true)),

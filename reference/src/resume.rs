@@ -65,7 +65,7 @@ pub fn find_counted(value: &str, scope: &Scope<'_>) -> (Match, usize) {
     if let (Some(local), n) = first_and_count(list(&scope.local_dir(), scope.profile), value) {
         return (Match::Local(local), n);
     }
-    if scope.profile == Profile::Omp && scope.session_dir.is_some() {
+    if scope.profile.dialect().session_dir_is_the_only_scope && scope.session_dir.is_some() {
         return (Match::None, 0);
     }
     let (global, n) = first_and_count(list_all(&scope.store.sessions_root(), scope.profile), value);
@@ -119,8 +119,8 @@ pub fn decide(value: &str, found: Match, cwd: &str, profile: Profile, fork: bool
     match found {
         Match::Path(path) | Match::Local(SessionInfo { path, .. }) => Outcome::Open { path },
         Match::Global(info) => {
-            let elsewhere =
-                profile == Profile::Pi || normalize_path(&info.cwd) != normalize_path(cwd);
+            let elsewhere = !profile.dialect().forks_only_from_other_cwd
+                || normalize_path(&info.cwd) != normalize_path(cwd);
             if !elsewhere {
                 Outcome::Open { path: info.path }
             } else if fork {
@@ -130,26 +130,15 @@ pub fn decide(value: &str, found: Match, cwd: &str, profile: Profile, fork: bool
             }
         }
         Match::None => Outcome::Stop {
-            message: match profile {
-                Profile::Pi => format!("No session found matching '{value}'"),
-                Profile::Omp => format!("Session \"{value}\" not found."),
-            },
+            message: (profile.dialect().not_found)(value),
             error: true,
         },
     }
 }
 
 fn refused(value: &str, cwd: &str, profile: Profile) -> Outcome {
-    match profile {
-        Profile::Pi => Outcome::Stop {
-            message: "Aborted.".into(),
-            error: false,
-        },
-        Profile::Omp => Outcome::Stop {
-            message: format!("Session \"{value}\" is in another project ({cwd})."),
-            error: true,
-        },
-    }
+    let (message, error) = (profile.dialect().refused_fork)(value, cwd);
+    Outcome::Stop { message, error }
 }
 
 /// Which file `--continue` chose.
@@ -168,7 +157,7 @@ pub enum ContinueTarget {
 /// and the breadcrumb is valid for `cwd` (omp only), else the newest file of the session
 /// directory, else a new session (seed 001).
 pub fn continue_target(scope: &Scope<'_>, terminal: Option<&str>) -> ContinueTarget {
-    if scope.profile == Profile::Omp {
+    if scope.profile.dialect().uses_breadcrumbs {
         let crumb = terminal.and_then(|t| read_breadcrumb(scope.store, t));
         if let Some(crumb) = crumb.filter(|c| c.valid_for(scope.cwd)) {
             return ContinueTarget::Breadcrumb(crumb.file);
@@ -193,8 +182,8 @@ pub fn continue_recent(
         }
         ContinueTarget::New => SessionManager::create(options),
     };
-    if let (Profile::Omp, Some(terminal), Some(file)) =
-        (scope.profile, terminal, manager.session_file())
+    let uses_breadcrumbs = scope.profile.dialect().uses_breadcrumbs;
+    if let (true, Some(terminal), Some(file)) = (uses_breadcrumbs, terminal, manager.session_file())
     {
         let crumb = Breadcrumb {
             cwd: scope.cwd.to_owned(),

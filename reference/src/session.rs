@@ -16,9 +16,9 @@ use std::path::{Path, PathBuf};
 use serde_json::Value;
 
 use crate::context::{build_context, Context, LeafChoice};
+use crate::dialect::ForkParent;
 use crate::ids::{
-    file_timestamp, iso_timestamp, new_entry_id, new_session_id, Clock, IdSource, RandomIds,
-    SystemClock,
+    file_timestamp, iso_timestamp, new_entry_id, Clock, IdSource, RandomIds, SystemClock,
 };
 use crate::migrate::{migrate, Step};
 use crate::model::{Entry, Profile, SessionHeader, CURRENT_VERSION};
@@ -202,7 +202,7 @@ impl SessionManager {
         let profile = options.profile;
         let Some(bytes) = bytes else {
             let mut sm = SessionManager::new_session(options, Some(path.to_owned()));
-            if profile == Profile::Omp {
+            if profile.dialect().writes_missing_file_on_open {
                 sm.write_all()?;
             }
             return Ok(sm);
@@ -276,9 +276,9 @@ impl SessionManager {
             .map_err(|_| SessionError::InvalidSource(source.to_owned()))?;
         let mut entries = parsed.entries;
         migrate(&mut header, &mut entries, options.ids.as_mut());
-        let parent = match options.profile {
-            Profile::Pi => source.to_string_lossy().into_owned(),
-            Profile::Omp => header.id.clone(),
+        let parent = match options.profile.dialect().fork_parent {
+            ForkParent::SourcePath => source.to_string_lossy().into_owned(),
+            ForkParent::SourceId => header.id.clone(),
         };
         target_cwd.clone_into(&mut options.cwd);
         let mut sm = SessionManager::new_session(options, None);
@@ -322,7 +322,7 @@ impl SessionManager {
 
     fn make_header(&mut self, parent_session: Option<&str>) -> SessionHeader {
         let now = self.clock.now_ms();
-        let id = new_session_id(self.ids.as_mut(), self.profile, now);
+        let id = (self.profile.dialect().new_session_id)(self.ids.as_mut(), now);
         let mut obj = RawObject::default();
         obj.set("type", to_raw("session"));
         obj.set("version", to_raw(&CURRENT_VERSION));
@@ -430,7 +430,7 @@ impl SessionManager {
     pub fn context_json(&self, leaf: LeafChoice<'_>) -> Value {
         let context = build_context(&self.tree, leaf, self.profile);
         let mut value = serde_json::to_value(&context).unwrap_or(Value::Null);
-        if self.profile == Profile::Omp {
+        if self.profile.dialect().has_blob_refs {
             resolve_blobs(
                 &mut value["messages"],
                 self.storage.as_ref(),
@@ -444,7 +444,7 @@ impl SessionManager {
     /// An entry's JSON with blob references resolved (omp), as a reader sees it.
     pub fn resolved(&self, entry: &Entry) -> Value {
         let mut value: Value = raw::parse_value(entry.raw.get()).unwrap_or(Value::Null);
-        if self.profile == Profile::Omp && entry.raw.get().contains(blobs::BLOB_PREFIX) {
+        if self.profile.dialect().has_blob_refs && entry.raw.get().contains(blobs::BLOB_PREFIX) {
             resolve_blobs(
                 &mut value,
                 self.storage.as_ref(),
@@ -741,7 +741,7 @@ impl SessionManager {
         object.insert("type".to_owned(), Value::from(type_name));
         object.extend(fields.into_iter().map(|(k, v)| (k.to_owned(), v)));
         let mut value = Value::Object(object);
-        if self.profile == Profile::Omp {
+        if self.profile.dialect().prepares_entries {
             prepare(&mut value, &mut self.pending_blobs);
         }
         let text = value.to_string();
@@ -757,8 +757,8 @@ impl SessionManager {
         if let Some(error) = &self.persist_error {
             return Err(error.clone());
         }
-        let loaded_omp = self.profile == Profile::Omp && self.on_disk.header;
-        if !(self.has_assistant || loaded_omp) {
+        let at_once = self.profile.dialect().appends_to_loaded_file_at_once && self.on_disk.header;
+        if !(self.has_assistant || at_once) {
             return Ok(());
         }
         if !self.on_disk.header {

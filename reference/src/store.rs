@@ -39,28 +39,15 @@ impl Store {
         }
     }
 
-    /// The default store of `profile`: `$PI_CODING_AGENT_DIR` (pi expands `~`; omp takes it
-    /// as written), else `<home>/.pi/agent` (pi) or `<home>/<$PI_CONFIG_DIR or .omp>/agent`
-    /// (omp). `env` reads a variable. (omp's XDG locations apply only after `omp config
-    /// migrate`, and are not modelled.)
+    /// The default store of `profile`: `$PI_CODING_AGENT_DIR` or the dialect's folder
+    /// under `home` (its `agent_dir`). `env` reads a variable.
     pub fn default_for(
         profile: Profile,
         home: &Path,
         env: &dyn Fn(&str) -> Option<String>,
     ) -> Store {
-        if let Some(dir) = env(AGENT_DIR_ENV).filter(|d| !d.is_empty()) {
-            return match profile {
-                Profile::Pi => Store::new(expand_home(&dir, home)),
-                Profile::Omp => Store::new(dir),
-            };
-        }
-        let folder = match profile {
-            Profile::Pi => ".pi".to_owned(),
-            Profile::Omp => env(CONFIG_DIR_ENV)
-                .filter(|d| !d.is_empty())
-                .unwrap_or_else(|| ".omp".to_owned()),
-        };
-        Store::new(home.join(folder).join("agent"))
+        let set = env(AGENT_DIR_ENV).filter(|d| !d.is_empty());
+        Store::new((profile.dialect().agent_dir)(set.as_deref(), home, env))
     }
 
     /// `<agent>/sessions`: one folder per project.
@@ -90,7 +77,7 @@ impl Store {
 }
 
 /// `~` and `~/…` expanded against `home`.
-fn expand_home(dir: &str, home: &Path) -> PathBuf {
+pub fn expand_home(dir: &str, home: &Path) -> PathBuf {
     if dir == "~" {
         home.to_path_buf()
     } else if let Some(rest) = dir.strip_prefix("~/") {

@@ -1,0 +1,106 @@
+//! What differs between the format's dialects, in one value per dialect.
+//!
+//! The shared machinery (parse, session, context, listing, resume, store) asks the
+//! [`Dialect`] of its [`Profile`] and never matches on the profile itself. Each
+//! dialect's module reads top to bottom against its document: [`pi`] against
+//! pi-mono 0.73.1 and document 002, [`omp`] against document 000. A new dialect is
+//! one more module and one more arm in [`Profile::dialect`].
+
+use std::path::{Path, PathBuf};
+
+use serde_json::value::RawValue;
+
+use crate::ids::IdSource;
+use crate::listing::SessionInfo;
+use crate::model::{Entry, Profile};
+
+pub mod omp;
+pub mod pi;
+
+/// Everything a dialect decides. Fields are grouped by the part of the spec they belong to.
+#[allow(clippy::struct_excessive_bools)] // each flag is one rule of a document, named as such
+pub struct Dialect {
+    // ----- Loading (000 "Loading and compatibility") -----
+    /// A line holding one JSON value followed by more text keeps the value (omp: Bun's
+    /// JSONL reader), else the line is skipped (pi: `JSON.parse` of the line).
+    pub keeps_value_before_trailing_data: bool,
+    /// Image data may be a `blob:sha256:` reference: checked on load, resolved when
+    /// read, and written out of the line on append (000 "Truncation and blob externalization").
+    pub has_blob_refs: bool,
+
+    // ----- Writing (000 "SessionManager", "Persistence guarantees") -----
+    /// A new session's id, from the id source and the time of creation.
+    pub new_session_id: fn(&mut dyn IdSource, i64) -> String,
+    /// Opening a file that does not exist writes the new session to it at once (omp);
+    /// else it waits for the first assistant message, as a new session does.
+    pub writes_missing_file_on_open: bool,
+    /// A loaded file takes every append at once (omp); else appends wait for the first
+    /// assistant message, as in a new session (pi).
+    pub appends_to_loaded_file_at_once: bool,
+    /// Entries are prepared before they are written: long strings truncated,
+    /// transient fields dropped, images externalised (omp K).
+    pub prepares_entries: bool,
+    /// What a forked session's `parentSession` holds.
+    pub fork_parent: ForkParent,
+
+    // ----- Context (000 "Context reconstruction") -----
+    /// The fields of a `custom_message` entry copied into its context message, after `role`.
+    pub custom_message_fields: &'static [&'static str],
+    /// The fields of a compaction copied into its summary message, after `role`.
+    pub compaction_summary_fields: &'static [&'static str],
+    /// The context's fields after `messages`, in the dialect's order, from the path.
+    pub settings: fn(&[&Entry]) -> Settings,
+
+    // ----- Store, listing and resume (001) -----
+    /// The agent directory: from `$PI_CODING_AGENT_DIR` when set (`Some`), else the default under the home.
+    pub agent_dir: fn(Option<&str>, &Path, &Env<'_>) -> PathBuf,
+    /// A listed session needs a non-empty header id (omp).
+    pub lists_need_header_id: bool,
+    /// A `message` entry without a truthy `message` is counted (pi) or passed over (omp).
+    pub counts_empty_messages: bool,
+    /// Sessions without messages are listed (pi) or dropped (omp, seed 001).
+    pub lists_sessions_without_messages: bool,
+    /// Fills in a listed session's `title`, `name` and `modified` once its lines are read:
+    /// `(info, the last user or assistant message time, the latest compaction's shortSummary)`.
+    pub finish_info: fn(&mut SessionInfo, Option<f64>, Option<serde_json::Value>),
+    /// How `--continue` reads a file's header: the first line of this many bytes, strictly
+    /// (pi), or the first readable line (omp).
+    pub header_window: usize,
+    /// Whether the header must be the very first line of the window.
+    pub header_on_first_line: bool,
+    /// A forced session directory keeps `--resume` from searching other projects (omp).
+    pub session_dir_is_the_only_scope: bool,
+    /// A global match asks to fork only when its cwd differs (omp); else always (pi).
+    pub forks_only_from_other_cwd: bool,
+    /// `--continue` prefers this terminal's breadcrumb (omp).
+    pub uses_breadcrumbs: bool,
+    /// The message of a `--resume` value that matched nothing.
+    pub not_found: fn(&str) -> String,
+    /// What a refused fork prints, and whether it is an error: `(value, cwd)`.
+    pub refused_fork: fn(&str, &str) -> (String, bool),
+}
+
+/// What a fork's header names as its parent.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum ForkParent {
+    /// The source file's path (pi).
+    SourcePath,
+    /// The source session's id (omp).
+    SourceId,
+}
+
+impl Profile {
+    /// The dialect of this profile.
+    pub fn dialect(self) -> &'static Dialect {
+        match self {
+            Profile::Pi => &pi::PI,
+            Profile::Omp => &omp::OMP,
+        }
+    }
+}
+
+/// A context's fields after `messages`: `(name, JSON value)` in the dialect's order.
+pub type Settings = Vec<(&'static str, Box<RawValue>)>;
+
+/// Reads an environment variable.
+pub type Env<'a> = dyn Fn(&str) -> Option<String> + 'a;
