@@ -8,7 +8,6 @@ use std::path::Path;
 use serde_json::Value;
 use session_reference::context::LeafChoice;
 use session_reference::model::Profile;
-use session_reference::parse::parse;
 use session_reference::session::{Options, SessionManager};
 use session_reference::storage::ReadOnlyStorage;
 
@@ -29,31 +28,77 @@ impl std::fmt::Display for InspectError {
     }
 }
 
-/// Opens `file` with the reference over a read-only view of the disk.
-pub fn open(file: &Path, profile: Profile) -> Result<SessionManager, InspectError> {
-    let name = file.display().to_string();
-    let bytes = fs::read(file).map_err(|e| InspectError {
-        file: name.clone(),
-        message: e.to_string(),
-    })?;
-    if let Err(e) = parse(&bytes, profile).header {
-        return Err(InspectError {
-            file: name,
-            message: e.to_string(),
-        });
+/// Reads `file` once: a regular file, or a pipe read to its end. Anything else (a
+/// directory, a device, a socket) is refused by its kind, without reading it.
+pub fn read_input(file: &Path) -> Result<Vec<u8>, InspectError> {
+    let fail = |message: String| InspectError {
+        file: file.display().to_string(),
+        message,
+    };
+    let kind = fs::metadata(file)
+        .map_err(|e| fail(e.to_string()))?
+        .file_type();
+    if !(kind.is_file() || is_pipe(kind)) {
+        let what = if kind.is_dir() {
+            "a directory"
+        } else {
+            "a special file"
+        };
+        return Err(fail(format!(
+            "is {what}; expected a session file or a pipe"
+        )));
     }
+    fs::read(file).map_err(|e| fail(e.to_string()))
+}
+
+#[cfg(unix)]
+fn is_pipe(kind: fs::FileType) -> bool {
+    std::os::unix::fs::FileTypeExt::is_fifo(&kind)
+}
+
+#[cfg(not(unix))]
+fn is_pipe(_kind: fs::FileType) -> bool {
+    false
+}
+
+/// Opens `file` with the reference over a read-only view of the disk, reading it once.
+pub fn open(file: &Path, profile: Profile) -> Result<SessionManager, InspectError> {
+    let bytes = read_input(file)?;
+    let fail = |message: String| InspectError {
+        file: file.display().to_string(),
+        message,
+    };
     let dir = file.parent().unwrap_or(Path::new("."));
     let mut options = Options::new(profile, dir.to_string_lossy(), dir);
     options.storage = Box::new(ReadOnlyStorage::default());
-    SessionManager::open(file, options).map_err(|e| InspectError {
-        file: name,
-        message: e.to_string(),
-    })
+    let sm = SessionManager::open_bytes(file, bytes, options).map_err(|e| fail(e.to_string()))?;
+    match &sm.report().header_error {
+        Some(error) => Err(fail(error.to_string())),
+        None => Ok(sm),
+    }
 }
 
 /// `{header, entries, leafId, diagnostics, migrated}`.
 pub fn load(file: &Path, profile: Profile) -> Result<Value, InspectError> {
     Ok(execute::load_output(&open(file, profile)?))
+}
+
+/// Which leaf a `context` command asks for: `None` the session's leaf, `Some(None)`
+/// the null leaf, `Some(Some(id))` an entry that must exist.
+pub fn leaf_choice<'a>(
+    sm: &'a SessionManager,
+    file: &Path,
+    leaf: Option<Option<&'a str>>,
+) -> Result<LeafChoice<'a>, InspectError> {
+    match leaf {
+        None => Ok(sm.leaf_id().map_or(LeafChoice::Null, LeafChoice::Id)),
+        Some(None) => Ok(LeafChoice::Null),
+        Some(Some(id)) if sm.get_entry(id).is_none() => Err(InspectError {
+            file: file.display().to_string(),
+            message: format!("Entry {id} not found"),
+        }),
+        Some(Some(id)) => Ok(LeafChoice::Id(id)),
+    }
 }
 
 /// The context JSON at `leaf` (`None`: the session's leaf).
@@ -63,21 +108,8 @@ pub fn context(
     leaf: Option<Option<&str>>,
 ) -> Result<Value, InspectError> {
     let sm = open(file, profile)?;
-    let choice = match leaf {
-        None => sm.leaf_id().map_or(LeafChoice::Null, LeafChoice::Id),
-        Some(None) => LeafChoice::Null,
-        Some(Some(id)) => {
-            if sm.get_entry(id).is_none() {
-                return Err(InspectError {
-                    file: file.display().to_string(),
-                    message: format!("Entry {id} not found"),
-                });
-            }
-            LeafChoice::Id(id)
-        }
-    };
-    let context = sm.context_json(choice);
-    Ok(context)
+    let choice = leaf_choice(&sm, file, leaf)?;
+    Ok(sm.context_json(choice))
 }
 
 /// The tree as flat JSON nodes.

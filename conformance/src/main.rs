@@ -147,7 +147,9 @@ enum Command {
         #[arg(long, value_parser = parse_profile)]
         profile: Profile,
     },
-    /// Print the context (what is sent to the model) in the profile's JSON shape. FILE is not changed.
+    /// Print the context (what is sent to the model) in the profile's JSON shape, as one line
+    /// of JSON whose stored messages are written exactly as the file holds them. FILE is read
+    /// once (a regular file or a pipe) and not changed.
     Context {
         /// The session file.
         file: PathBuf,
@@ -485,7 +487,16 @@ fn dispatch(command: Command) -> Result<ExitCode, String> {
             } else {
                 leaf.as_deref().map(Some)
             };
-            print_json(&inspect::context(&file, profile, choice).map_err(|e| e.to_string())?)
+            // One line of JSON, each stored message exactly as the file holds it.
+            let sm = inspect::open(&file, profile).map_err(|e| e.to_string())?;
+            let leaf = inspect::leaf_choice(&sm, &file, choice).map_err(|e| e.to_string())?;
+            let mut out = io::BufWriter::new(io::stdout().lock());
+            serde_json::to_writer(&mut out, &sm.context(leaf))
+                .map_err(io::Error::from)
+                .and_then(|()| out.write_all(b"\n"))
+                .and_then(|()| out.flush())
+                .or_else(ignore_broken_pipe)?;
+            Ok(ExitCode::SUCCESS)
         }
         Command::Tree {
             file,

@@ -96,8 +96,6 @@ pub struct Entry {
     pub id: Option<String>,
     /// The parent id; `None` for a root (`null`, absent, `""` or not a string).
     pub parent_id: Option<String>,
-    /// The ISO timestamp, when it is a string.
-    pub timestamp: Option<String>,
     /// What sibling entries are sorted by: the timestamp in milliseconds since the
     /// epoch when it is a valid ISO string (as `Date.parse` reads it) or a finite
     /// number (whole milliseconds, as `Date` keeps them); [`NO_TIME`] otherwise, which
@@ -165,7 +163,6 @@ impl Entry {
         Entry {
             id: obj.str("id"),
             parent_id: obj.str("parentId").filter(|p| !p.is_empty()),
-            timestamp: obj.str("timestamp"),
             time_ms: obj.get("timestamp").and_then(time_ms).unwrap_or(NO_TIME),
             kind: kind_of(obj),
             raw: text,
@@ -184,6 +181,11 @@ impl Entry {
     /// Re-reads the entry's fields (borrowed from [`Entry::raw`]).
     pub fn object(&self) -> RawObject<'_> {
         RawObject::parse(self.raw.get()).unwrap_or_default()
+    }
+
+    /// The entry's `timestamp`, when it is a string.
+    pub fn timestamp(&self) -> Option<String> {
+        self.object().str("timestamp")
     }
 
     /// The entry's `type` string.

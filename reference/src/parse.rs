@@ -181,6 +181,7 @@ pub fn parse_owned(bytes: Vec<u8>, profile: Profile) -> Parsed {
         start = '\u{feff}'.len_utf8();
     }
     let line_count = text[start..].split('\n').count();
+    reader.entries.reserve(line_count);
     for (index, line) in text[start..].split('\n').enumerate() {
         let number = index + 1;
         reader.line(&text, start, line, number, number == line_count);

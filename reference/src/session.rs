@@ -10,6 +10,7 @@
 //!   newline-less last line starts on a new line; a header is never written twice.
 //! - A write error is latched: every later append or flush returns it.
 
+use std::borrow::Cow;
 use std::fmt;
 use std::path::{Path, PathBuf};
 
@@ -199,14 +200,24 @@ impl SessionManager {
             path: path.to_owned(),
             message: e.to_string(),
         })?;
-        let profile = options.profile;
         let Some(bytes) = bytes else {
+            let profile = options.profile;
             let mut sm = SessionManager::new_session(options, Some(path.to_owned()));
             if profile.dialect().writes_missing_file_on_open {
                 sm.write_all()?;
             }
             return Ok(sm);
         };
+        SessionManager::open_bytes(path, bytes, options)
+    }
+
+    /// [`SessionManager::open`] of a file whose `bytes` the caller has read (once).
+    pub fn open_bytes(
+        path: &Path,
+        bytes: Vec<u8>,
+        options: Options,
+    ) -> Result<SessionManager, SessionError> {
+        let profile = options.profile;
         let has_content = bytes.iter().any(|b| !b.is_ascii_whitespace());
         let mut parsed = parse_owned(bytes, profile);
         let mut report = LoadReport {
@@ -426,19 +437,30 @@ impl SessionManager {
         build_context(&self.tree, leaf, self.profile)
     }
 
-    /// The context for `leaf` as JSON, blob references resolved (omp).
-    pub fn context_json(&self, leaf: LeafChoice<'_>) -> Value {
-        let context = build_context(&self.tree, leaf, self.profile);
-        let mut value = serde_json::to_value(&context).unwrap_or(Value::Null);
+    /// The context for `leaf`, blob references in its messages resolved (omp), as a reader sees it.
+    pub fn context(&self, leaf: LeafChoice<'_>) -> Context<'_> {
+        let mut context = build_context(&self.tree, leaf, self.profile);
         if self.profile.dialect().has_blob_refs {
-            resolve_blobs(
-                &mut value["messages"],
-                self.storage.as_ref(),
-                &self.blob_dir,
-                &mut Vec::new(),
-            );
+            for message in &mut context.messages {
+                if message.get().contains(blobs::BLOB_PREFIX) {
+                    let mut value = raw::parse_value(message.get()).unwrap_or(Value::Null);
+                    resolve_blobs(
+                        &mut value,
+                        self.storage.as_ref(),
+                        &self.blob_dir,
+                        &mut Vec::new(),
+                    );
+                    *message = Cow::Owned(raw::to_raw(&value));
+                }
+            }
         }
-        value
+        context
+    }
+
+    /// [`SessionManager::context`] as a JSON value (read as `JSON.parse` reads it).
+    pub fn context_json(&self, leaf: LeafChoice<'_>) -> Value {
+        let text = serde_json::to_string(&self.context(leaf)).unwrap_or_default();
+        raw::parse_value(&text).unwrap_or(Value::Null)
     }
 
     /// An entry's JSON with blob references resolved (omp), as a reader sees it.

@@ -47,9 +47,15 @@ impl FileStorage {
 }
 
 impl Storage for FileStorage {
+    /// Reads a regular file (following a link to one); anything else is an error,
+    /// so that a FIFO or a device is never waited on or read without end.
     fn read(&self, path: &Path) -> io::Result<Option<Vec<u8>>> {
-        match fs::read(path) {
-            Ok(bytes) => Ok(Some(bytes)),
+        match fs::metadata(path) {
+            Ok(meta) if !meta.is_file() => Err(io::Error::new(
+                io::ErrorKind::InvalidInput,
+                "not a regular file",
+            )),
+            Ok(_) => fs::read(path).map(Some),
             Err(e) if e.kind() == io::ErrorKind::NotFound => Ok(None),
             Err(e) => Err(e),
         }
@@ -190,10 +196,10 @@ impl Storage for ReadOnlyStorage {
         self.overlay.write_atomic(path, bytes)
     }
 
+    /// Moves the overlay's copy of `from`; a file that is only on disk is not read
+    /// (it may be a pipe, read once already): `to` is recorded as empty.
     fn rename(&mut self, from: &Path, to: &Path) -> io::Result<()> {
-        let bytes = self
-            .read(from)?
-            .ok_or_else(|| io::Error::from(io::ErrorKind::NotFound))?;
+        let bytes = self.overlay.files.remove(from).unwrap_or_default();
         self.overlay.files.insert(to.to_owned(), bytes);
         Ok(())
     }

@@ -88,48 +88,48 @@ impl std::error::Error for NotFound {}
 impl Tree {
     /// Indexes loaded entries; the leaf is the last entry (in file order) that has an id.
     pub fn new(entries: Vec<Entry>) -> Tree {
-        let mut tree = Tree::default();
-        for entry in entries {
-            tree.push(entry);
+        let mut tree = Tree {
+            by_id: HashMap::with_capacity(entries.len()),
+            entries,
+            ..Tree::default()
+        };
+        for index in 0..tree.entries.len() {
+            tree.index(index);
         }
         tree
     }
 
     /// Adds an entry at the end and makes it the leaf (when it has an id).
     pub fn push(&mut self, entry: Entry) {
-        self.set_label(&entry);
-        if let Some(id) = indexed_id(&entry) {
-            self.by_id.insert(id.to_owned(), self.entries.len());
-            self.leaf = Some(id.to_owned());
-        }
         self.entries.push(entry);
+        self.index(self.entries.len() - 1);
     }
 
-    /// A `label` entry sets the label of its target, or clears it when the label is falsy.
-    fn set_label(&mut self, entry: &Entry) {
-        let EntryKind::Label {
-            target_id: Some(target),
-            label,
-        } = &entry.kind
-        else {
-            return;
-        };
-        let Some(text) = label else {
-            self.labels.remove(target);
-            return;
-        };
-        self.label_seq += 1;
-        let value = entry
-            .object()
-            .get("label")
-            .map_or_else(|| "null".to_owned(), |v| v.get().to_owned());
-        let label = Label {
-            text: text.clone(),
-            value,
-            timestamp: entry.timestamp.clone(),
-            seq: self.label_seq,
-        };
-        self.labels.insert(target.clone(), label);
+    /// Indexes the entry at `index`: its id (which becomes the leaf) and the label it sets.
+    fn index(&mut self, index: usize) {
+        let entry = &self.entries[index];
+        let label = label_change(entry);
+        if let Some(id) = indexed_id(entry) {
+            self.by_id.insert(id.to_owned(), index);
+            self.leaf = Some(id.to_owned());
+        }
+        if let Some((target, label)) = label {
+            match label {
+                Some(label) => {
+                    self.label_seq += 1;
+                    self.labels.insert(
+                        target,
+                        Label {
+                            seq: self.label_seq,
+                            ..label
+                        },
+                    );
+                }
+                None => {
+                    self.labels.remove(&target);
+                }
+            }
+        }
     }
 
     /// All entries in file and append order, duplicates included.
@@ -303,6 +303,28 @@ impl Tree {
             .filter_map(|id| self.index_of(id))
             .collect()
     }
+}
+
+/// What a `label` entry does: `(target, Some(label))` sets the target's label,
+/// `(target, None)` clears it (a falsy label). `None` for any other entry.
+fn label_change(entry: &Entry) -> Option<(String, Option<Label>)> {
+    let EntryKind::Label {
+        target_id: Some(target),
+        label,
+    } = &entry.kind
+    else {
+        return None;
+    };
+    let label = label.as_ref().map(|text| Label {
+        text: text.clone(),
+        value: entry
+            .object()
+            .get("label")
+            .map_or_else(|| "null".to_owned(), |v| v.get().to_owned()),
+        timestamp: entry.timestamp(),
+        seq: 0,
+    });
+    Some((target.clone(), label))
 }
 
 /// The id under which an entry is found (a second header line is not).
@@ -507,7 +529,7 @@ mod tests {
             entry("d", Some("r"), "t1"),
             entry("d", Some("r"), "t2"),
         ]);
-        assert_eq!(tree.get("d").unwrap().timestamp.as_deref(), Some("t2"));
+        assert_eq!(tree.get("d").unwrap().timestamp().as_deref(), Some("t2"));
         assert_eq!(tree.tree().len(), 2);
         assert_eq!(tree.branch(""), Err(NotFound(String::new())));
     }
