@@ -83,9 +83,7 @@ pub fn build_context<'a>(tree: &'a Tree, leaf: LeafChoice<'_>, profile: Profile)
 /// from `firstKeptEntryId` up to the compaction, then the entries after it.
 fn messages<'a>(path: &[&'a Entry], dialect: &Dialect) -> Vec<Cow<'a, RawValue>> {
     let convert = |entry: &&'a Entry| convert(entry, dialect);
-    let compaction = path
-        .iter()
-        .rposition(|e| matches!(e.kind, EntryKind::Compaction { .. }));
+    let compaction = path.iter().rposition(|e| e.kind == EntryKind::Compaction);
     let Some(c) = compaction else {
         return path.iter().filter_map(convert).collect();
     };
@@ -95,10 +93,7 @@ fn messages<'a>(path: &[&'a Entry], dialect: &Dialect) -> Vec<Cow<'a, RawValue>>
         dialect.compaction_summary_fields,
     );
     let mut out = vec![Cow::Owned(summary)];
-    if let EntryKind::Compaction {
-        first_kept_entry_id: Some(kept),
-    } = &path[c].kind
-    {
+    if let Some(kept) = path[c].first_kept_entry_id() {
         if let Some(first) = path[..c]
             .iter()
             .rposition(|e| e.id.as_deref() == Some(kept.as_str()))
@@ -115,7 +110,7 @@ fn messages<'a>(path: &[&'a Entry], dialect: &Dialect) -> Vec<Cow<'a, RawValue>>
 /// message of their own.
 fn convert<'a>(entry: &'a Entry, dialect: &Dialect) -> Option<Cow<'a, RawValue>> {
     match entry.kind {
-        EntryKind::Message { .. } => entry.object().take("message").filter(|m| m.get() != "null"),
+        EntryKind::Message => entry.object().take("message").filter(|m| m.get() != "null"),
         EntryKind::CustomMessage => Some(Cow::Owned(synthetic(
             &entry.object(),
             "custom",

@@ -47,9 +47,7 @@ pub fn migrate(
         {
             let mut obj = entry.object();
             obj.set("version", to_raw(&CURRENT_VERSION));
-            let (ordinal, line) = (entry.ordinal, entry.line);
-            *entry = Entry::from_text(obj.to_json(), ordinal);
-            entry.line = line;
+            *entry = Entry::from_text(obj.to_json(), entry.ordinal);
         }
     }
     steps
@@ -81,7 +79,7 @@ pub fn v1_to_v2(entries: &mut [Entry], ids: &mut dyn IdSource) {
         let mut obj = entry.object();
         obj.set("id", to_raw(&new_ids[i]));
         obj.set("parentId", to_raw(&parent));
-        if matches!(entry.kind, EntryKind::Compaction { .. }) {
+        if entry.kind == EntryKind::Compaction {
             if let Some(index) = obj
                 .get("firstKeptEntryIndex")
                 .and_then(|v| v.get().parse::<f64>().ok())
@@ -95,9 +93,7 @@ pub fn v1_to_v2(entries: &mut [Entry], ids: &mut dyn IdSource) {
                 obj.remove("firstKeptEntryIndex");
             }
         }
-        let (ordinal, line) = (entry.ordinal, entry.line);
-        entries[i] = Entry::from_text(obj.to_json(), ordinal);
-        entries[i].line = line;
+        entries[i] = Entry::from_text(obj.to_json(), entry.ordinal);
         parent.clone_from(&new_ids[i]);
     }
 }
@@ -105,7 +101,7 @@ pub fn v1_to_v2(entries: &mut [Entry], ids: &mut dyn IdSource) {
 /// v2→v3: rewrites `message.role` `"hookMessage"` to `"custom"`; nothing else.
 pub fn v2_to_v3(entries: &mut [Entry]) {
     for entry in entries.iter_mut() {
-        if !matches!(&entry.kind, EntryKind::Message { role: Some(r), .. } if r == "hookMessage") {
+        if entry.role().as_deref() != Some("hookMessage") {
             continue;
         }
         let mut obj = entry.object();
@@ -115,9 +111,7 @@ pub fn v2_to_v3(entries: &mut [Entry]) {
         message.set("role", to_raw("custom"));
         let message = message.to_raw();
         obj.set("message", message);
-        let (ordinal, line) = (entry.ordinal, entry.line);
-        *entry = Entry::from_text(obj.to_json(), ordinal);
-        entry.line = line;
+        *entry = Entry::from_text(obj.to_json(), entry.ordinal);
     }
 }
 
@@ -166,11 +160,10 @@ mod tests {
         let ids: Vec<_> = entries.iter().map(|e| e.id.clone().unwrap()).collect();
         assert_eq!(ids, ["00000001", "00000002", "00000003"]);
         assert_eq!(entries[1].parent_id.as_deref(), Some("00000001"));
+        assert_eq!(entries[1].kind, EntryKind::Compaction);
         assert_eq!(
-            entries[1].kind,
-            EntryKind::Compaction {
-                first_kept_entry_id: Some("00000003".into())
-            }
+            entries[1].first_kept_entry_id().as_deref(),
+            Some("00000003")
         );
         assert!(!entries[1].raw.get().contains("firstKeptEntryIndex"));
         assert!(entries[2].raw.get().contains(r#""role":"custom""#));
@@ -196,13 +189,7 @@ mod tests {
             );
             let (mut header, mut entries) = load(&text);
             migrate(&mut header, &mut entries, &mut SequentialIds::default());
-            assert_eq!(
-                entries[1].kind,
-                EntryKind::Compaction {
-                    first_kept_entry_id: None
-                },
-                "{index}"
-            );
+            assert_eq!(entries[1].first_kept_entry_id(), None, "{index}");
             // A string index is not a number: left untouched.
             assert_eq!(
                 entries[1].raw.get().contains("firstKeptEntryIndex"),

@@ -95,7 +95,7 @@ pub struct Entry {
     /// The entry id, when it is a string (8 lowercase hex digits when generated).
     pub id: Option<String>,
     /// The parent id; `None` for a root (`null`, absent, `""` or not a string).
-    pub parent_id: Option<String>,
+    pub parent_id: Option<Box<str>>,
     /// What sibling entries are sorted by: the timestamp in milliseconds since the
     /// epoch when it is a valid ISO string (as `Date.parse` reads it) or a finite
     /// number (whole milliseconds, as `Date` keeps them); [`NO_TIME`] otherwise, which
@@ -106,43 +106,29 @@ pub struct Entry {
     pub kind: EntryKind,
     /// The position among all JSON values of the file, header = 0 (what v1 `firstKeptEntryIndex` counts).
     pub ordinal: usize,
-    /// The 1-based line it was read from (0 for an entry created in memory).
-    pub line: usize,
 }
 
-/// The entry types of both profiles, with the fields the session layer interprets.
-#[derive(Debug, Clone, PartialEq)]
+/// The entry types of both profiles. The fields a type carries are read from the
+/// entry's text when they are needed ([`Entry::role`], [`Entry::first_kept_entry_id`], …).
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
 #[non_exhaustive]
 pub enum EntryKind {
     /// `message`: an AgentMessage, stored verbatim.
-    Message {
-        /// `message.role`.
-        role: Option<String>,
-        /// Whether the entry has a `message` object at all.
-        present: bool,
-    },
+    Message,
     /// `thinking_level_change`.
     ThinkingLevelChange,
     /// `model_change` (omp: `model` "provider/id" + `role`; pi: `provider` + `modelId`).
     ModelChange,
-    /// `compaction`.
-    Compaction {
-        /// `firstKeptEntryId`, when a string.
-        first_kept_entry_id: Option<String>,
-    },
+    /// `compaction`: a summary of the path before `firstKeptEntryId`.
+    Compaction,
     /// `branch_summary`.
     BranchSummary,
     /// `custom`: extension state, never in the context.
     Custom,
     /// `custom_message`: extension message that joins the context.
     CustomMessage,
-    /// `label`: sets or clears the label of `target_id`.
-    Label {
-        /// `targetId`.
-        target_id: Option<String>,
-        /// The label when truthy; `None` clears.
-        label: Option<String>,
-    },
+    /// `label`: sets (a truthy `label`) or clears the label of `targetId`.
+    Label,
     /// `ttsr_injection` (omp).
     TtsrInjection,
     /// `session_init` (omp).
@@ -153,8 +139,8 @@ pub enum EntryKind {
     SessionInfo,
     /// A second `type:"session"` line after the first.
     ExtraHeader,
-    /// Any other type, carried as an ordinary tree node.
-    Unknown(String),
+    /// Any other type, carried as an ordinary tree node (its name is in the text).
+    Unknown,
 }
 
 impl Entry {
@@ -162,12 +148,14 @@ impl Entry {
     pub fn from_object(obj: &RawObject<'_>, text: JsonText, ordinal: usize) -> Entry {
         Entry {
             id: obj.str("id"),
-            parent_id: obj.str("parentId").filter(|p| !p.is_empty()),
+            parent_id: obj
+                .str("parentId")
+                .filter(|p| !p.is_empty())
+                .map(String::into_boxed_str),
             time_ms: obj.get("timestamp").and_then(time_ms).unwrap_or(NO_TIME),
             kind: kind_of(obj),
             raw: text,
             ordinal,
-            line: 0,
         }
     }
 
@@ -190,12 +178,47 @@ impl Entry {
 
     /// The entry's `type` string.
     pub fn type_name(&self) -> String {
-        self.kind.type_name().to_owned()
+        match self.kind.type_name() {
+            Some(name) => name.to_owned(),
+            None => self.object().str("type").unwrap_or_default(),
+        }
+    }
+
+    /// A `message` entry's `message.role`, when it is a string.
+    pub fn role(&self) -> Option<String> {
+        if self.kind != EntryKind::Message {
+            return None;
+        }
+        let obj = self.object();
+        obj.get("message")
+            .and_then(|m| RawObject::parse(m.get()))
+            .and_then(|m| m.str("role"))
     }
 
     /// Whether this is a `message` entry whose role is `assistant` (what triggers the first write).
     pub fn is_assistant(&self) -> bool {
-        matches!(&self.kind, EntryKind::Message { role: Some(r), .. } if r == "assistant")
+        self.role().as_deref() == Some("assistant")
+    }
+
+    /// A compaction's `firstKeptEntryId`, when it is a string.
+    pub fn first_kept_entry_id(&self) -> Option<String> {
+        (self.kind == EntryKind::Compaction)
+            .then(|| self.object().str("firstKeptEntryId"))
+            .flatten()
+    }
+
+    /// What a `label` entry does to its target (`targetId`, when a string): sets the
+    /// label (`Some`: a truthy `label`, as its text; a non-string as its JSON) or clears it.
+    pub fn label_change(&self) -> Option<(String, Option<String>)> {
+        if self.kind != EntryKind::Label {
+            return None;
+        }
+        let obj = self.object();
+        let label = obj
+            .get("label")
+            .filter(|v| crate::raw::is_truthy(Some(v)))
+            .map(|v| as_string(v).unwrap_or_else(|| v.get().to_owned()));
+        Some((obj.str("targetId")?, label))
     }
 }
 
@@ -223,57 +246,43 @@ fn time_ms(value: &RawValue) -> Option<i64> {
 }
 
 impl EntryKind {
-    /// The `type` string this kind was read from.
-    pub fn type_name(&self) -> &str {
-        match self {
-            EntryKind::Message { .. } => "message",
+    /// The `type` string of a known kind; `None` for [`EntryKind::Unknown`].
+    pub fn type_name(self) -> Option<&'static str> {
+        Some(match self {
+            EntryKind::Message => "message",
             EntryKind::ThinkingLevelChange => "thinking_level_change",
             EntryKind::ModelChange => "model_change",
-            EntryKind::Compaction { .. } => "compaction",
+            EntryKind::Compaction => "compaction",
             EntryKind::BranchSummary => "branch_summary",
             EntryKind::Custom => "custom",
             EntryKind::CustomMessage => "custom_message",
-            EntryKind::Label { .. } => "label",
+            EntryKind::Label => "label",
             EntryKind::TtsrInjection => "ttsr_injection",
             EntryKind::SessionInit => "session_init",
             EntryKind::ModeChange => "mode_change",
             EntryKind::SessionInfo => "session_info",
             EntryKind::ExtraHeader => "session",
-            EntryKind::Unknown(name) => name,
-        }
+            EntryKind::Unknown => return None,
+        })
     }
 }
 
 fn kind_of(obj: &RawObject<'_>) -> EntryKind {
     match obj.str("type").unwrap_or_default().as_str() {
-        "message" => {
-            let message = obj.get("message").and_then(|m| RawObject::parse(m.get()));
-            EntryKind::Message {
-                role: message.as_ref().and_then(|m| m.str("role")),
-                present: message.is_some(),
-            }
-        }
+        "message" => EntryKind::Message,
         "thinking_level_change" => EntryKind::ThinkingLevelChange,
         "model_change" => EntryKind::ModelChange,
-        "compaction" => EntryKind::Compaction {
-            first_kept_entry_id: obj.str("firstKeptEntryId"),
-        },
+        "compaction" => EntryKind::Compaction,
         "branch_summary" => EntryKind::BranchSummary,
         "custom" => EntryKind::Custom,
         "custom_message" => EntryKind::CustomMessage,
-        "label" => EntryKind::Label {
-            target_id: obj.str("targetId"),
-            label: obj
-                .get("label")
-                .filter(|v| crate::raw::is_truthy(Some(v)))
-                .map(|v| as_string(v).unwrap_or_else(|| v.get().to_owned())),
-        },
+        "label" => EntryKind::Label,
         "ttsr_injection" => EntryKind::TtsrInjection,
         "session_init" => EntryKind::SessionInit,
         "mode_change" => EntryKind::ModeChange,
         "session_info" => EntryKind::SessionInfo,
         "session" => EntryKind::ExtraHeader,
-        other => EntryKind::Unknown(other.to_owned()),
+        _ => EntryKind::Unknown,
     }
 }
 
@@ -326,13 +335,8 @@ mod tests {
         let obj = RawObject::parse(text).unwrap();
         let entry = Entry::from_object(&obj, JsonText::new(text.to_owned()), 1);
         assert_eq!(entry.parent_id, None);
-        assert_eq!(
-            entry.kind,
-            EntryKind::Label {
-                target_id: Some("t".into()),
-                label: Some("x".into())
-            }
-        );
+        assert_eq!(entry.kind, EntryKind::Label);
+        assert_eq!(entry.label_change(), Some(("t".into(), Some("x".into()))));
     }
 
     #[test]

@@ -262,8 +262,7 @@ impl Reader {
             }
             (Some(_), None) => self.report(number, DiagnosticKind::NotObject),
             (Some(_), Some(object)) => {
-                let mut entry = Entry::from_object(&object, JsonText::slice(text, span), ordinal);
-                entry.line = number;
+                let entry = Entry::from_object(&object, JsonText::slice(text, span), ordinal);
                 if self.profile.dialect().has_blob_refs && has_invalid_blob_ref(value) {
                     self.report(number, DiagnosticKind::InvalidBlobRef);
                 }

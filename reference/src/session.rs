@@ -659,7 +659,7 @@ impl SessionManager {
             .tree
             .branch_path(leaf)
             .into_iter()
-            .filter(|e| !matches!(e.kind, crate::model::EntryKind::Label { .. }))
+            .filter(|e| e.kind != crate::model::EntryKind::Label)
             .cloned()
             .collect();
         if path.is_empty() {

@@ -19,7 +19,7 @@ pub struct Tree {
     /// Every entry in file and append order, duplicates included.
     entries: Vec<Entry>,
     /// Id → index in `entries`; a repeated id names the later entry (`Map.set`).
-    by_id: HashMap<String, usize>,
+    by_id: HashMap<Box<str>, usize>,
     /// Target id → the label set on it now.
     labels: HashMap<String, Label>,
     /// How many labels were set, to order them by when they were (last) set.
@@ -68,8 +68,8 @@ impl<'a> TreeNode<'a> {
     }
 
     /// The entry's `type`.
-    pub fn entry_type(&self) -> &'a str {
-        self.entry.kind.type_name()
+    pub fn entry_type(&self) -> String {
+        self.entry.type_name()
     }
 }
 
@@ -110,7 +110,7 @@ impl Tree {
         let entry = &self.entries[index];
         let label = label_change(entry);
         if let Some(id) = indexed_id(entry) {
-            self.by_id.insert(id.to_owned(), index);
+            self.by_id.insert(id.into(), index);
             self.leaf = Some(id.to_owned());
         }
         if let Some((target, label)) = label {
@@ -308,13 +308,7 @@ impl Tree {
 /// What a `label` entry does: `(target, Some(label))` sets the target's label,
 /// `(target, None)` clears it (a falsy label). `None` for any other entry.
 fn label_change(entry: &Entry) -> Option<(String, Option<Label>)> {
-    let EntryKind::Label {
-        target_id: Some(target),
-        label,
-    } = &entry.kind
-    else {
-        return None;
-    };
+    let (target, label) = entry.label_change()?;
     let label = label.as_ref().map(|text| Label {
         text: text.clone(),
         value: entry
@@ -324,7 +318,7 @@ fn label_change(entry: &Entry) -> Option<(String, Option<Label>)> {
         timestamp: entry.timestamp(),
         seq: 0,
     });
-    Some((target.clone(), label))
+    Some((target, label))
 }
 
 /// The id under which an entry is found (a second header line is not).

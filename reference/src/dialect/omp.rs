@@ -80,6 +80,16 @@ fn settings(path: &[&Entry]) -> Settings {
     let mut mode = to_raw("none");
     let mut mode_data = None;
     for entry in path {
+        // Only the entries that set something are read again.
+        if !matches!(
+            entry.kind,
+            EntryKind::ThinkingLevelChange
+                | EntryKind::ModelChange
+                | EntryKind::TtsrInjection
+                | EntryKind::ModeChange
+        ) {
+            continue;
+        }
         let obj = entry.object();
         match &entry.kind {
             EntryKind::ThinkingLevelChange => {
