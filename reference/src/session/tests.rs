@@ -1,5 +1,5 @@
 use super::*;
-use crate::ids::{FixedClock, SequentialIds};
+use crate::ids::{file_timestamp, FixedClock, SequentialIds};
 use crate::parse::parse;
 use crate::storage::MemoryStorage;
 use serde_json::json;

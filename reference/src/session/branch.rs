@@ -1,0 +1,98 @@
+//! Moving the leaf and branching: `branch`, `resetLeaf`, `branchWithSummary`,
+//! `createBranchedSession` (000 "Tree semantics"; 002 "Tree Structure"; pi-mono §4).
+
+use std::path::PathBuf;
+
+use serde_json::Value;
+
+use super::{OnDisk, SessionError, SessionManager};
+use crate::model::Entry;
+use crate::tree::Tree;
+
+impl SessionManager {
+    /// Moves the leaf to `id`.
+    pub fn branch(&mut self, id: &str) -> Result<(), SessionError> {
+        Ok(self.tree.branch(id)?)
+    }
+
+    /// Sets the leaf to none; the next append is a new root.
+    pub fn reset_leaf(&mut self) {
+        self.tree.reset_leaf();
+    }
+
+    /// Moves the leaf to `from` (`None`: before the root) and appends a `branch_summary`
+    /// whose `fromId` is `from` or `"root"`; `fields` are the optional ones (`details`, `fromHook`/`fromExtension`).
+    pub fn branch_with_summary(
+        &mut self,
+        from: Option<&str>,
+        summary: Value,
+        fields: Vec<(&'static str, Option<Value>)>,
+    ) -> Result<String, SessionError> {
+        match from {
+            Some(id) => self.tree.branch(id)?,
+            None => self.tree.reset_leaf(),
+        }
+        let mut payload = vec![
+            ("fromId", Some(Value::from(from.unwrap_or("root")))),
+            ("summary", Some(summary)),
+        ];
+        payload.extend(fields);
+        self.append("branch_summary", payload, false)
+    }
+
+    /// Starts a new session holding only the root→`leaf` path (default: the current
+    /// leaf), labels re-applied after it; returns the new file (`None` in memory).
+    pub fn create_branched_session(
+        &mut self,
+        leaf: Option<&str>,
+    ) -> Result<Option<PathBuf>, SessionError> {
+        let path: Vec<Entry> = self
+            .tree
+            .branch_path(leaf)
+            .into_iter()
+            .filter(|e| e.kind != crate::model::EntryKind::Label)
+            .cloned()
+            .collect();
+        if path.is_empty() {
+            return Err(SessionError::NotFound(
+                leaf.or(self.tree.leaf()).unwrap_or_default().to_owned(),
+            ));
+        }
+        let labels: Vec<(String, String, Option<String>)> = self
+            .tree
+            .labels_in_order()
+            .into_iter()
+            .filter(|(target, _)| path.iter().any(|e| e.id.as_deref() == Some(*target)))
+            .map(|(target, label)| {
+                (
+                    target.to_owned(),
+                    label.text.clone(),
+                    label.timestamp.clone(),
+                )
+            })
+            .collect();
+        let parent = self.file.as_ref().map(|f| f.to_string_lossy().into_owned());
+        let persisted = self.file.is_some();
+        self.header = self.make_header(parent.as_deref());
+        self.has_assistant = path.iter().any(Entry::is_assistant);
+        self.tree = Tree::new(path);
+        self.on_disk = OnDisk::default();
+        self.file = persisted.then(|| self.default_file());
+        for (target, text, timestamp) in labels {
+            let entry = self.make_entry(
+                "label",
+                vec![
+                    ("targetId", Some(Value::from(target))),
+                    ("label", Some(Value::from(text))),
+                ],
+                false,
+                timestamp,
+            );
+            self.tree.push(entry);
+        }
+        if self.has_assistant {
+            self.write_all()?;
+        }
+        Ok(self.file.clone())
+    }
+}

@@ -1,0 +1,223 @@
+//! Opening a session: a new one, a file (lenient parse, migration with an atomic rewrite,
+//! recovery of a file with no readable header) or a fork (000 "SessionManager",
+//! "Loading and compatibility"; 001 "forkFrom"; pi-mono §6).
+
+use std::path::{Path, PathBuf};
+
+use super::{LoadReport, OnDisk, Options, SessionError, SessionManager};
+use crate::dialect::ForkParent;
+use crate::ids::{file_timestamp, iso_timestamp};
+use crate::migrate::migrate;
+use crate::model::{Entry, SessionHeader, CURRENT_VERSION};
+use crate::parse::{parse_owned, DiagnosticKind};
+use crate::raw::{self, to_raw, RawObject};
+use crate::tree::Tree;
+
+impl SessionManager {
+    /// A session that is never written.
+    pub fn in_memory(options: Options) -> SessionManager {
+        let mut sm = SessionManager::new_session(options, None);
+        sm.file = None;
+        sm
+    }
+
+    /// A new persisted session in the session directory; written at the first assistant message.
+    pub fn create(options: Options) -> SessionManager {
+        SessionManager::new_session(options, None)
+    }
+
+    /// Opens a session file as a user resuming it would: lenient parse, migration
+    /// (with an atomic rewrite), recovery of a file with no readable header.
+    pub fn open(path: &Path, options: Options) -> Result<SessionManager, SessionError> {
+        let bytes = options.storage.read(path).map_err(|e| SessionError::Io {
+            path: path.to_owned(),
+            message: e.to_string(),
+        })?;
+        let Some(bytes) = bytes else {
+            let profile = options.profile;
+            let mut sm = SessionManager::new_session(options, Some(path.to_owned()));
+            if profile.dialect().writes_missing_file_on_open {
+                sm.write_all()?;
+            }
+            return Ok(sm);
+        };
+        SessionManager::open_bytes(path, bytes, options)
+    }
+
+    /// [`SessionManager::open`] of a file whose `bytes` the caller has read (once).
+    pub fn open_bytes(
+        path: &Path,
+        bytes: Vec<u8>,
+        options: Options,
+    ) -> Result<SessionManager, SessionError> {
+        let profile = options.profile;
+        let has_content = bytes.iter().any(|b| !b.is_ascii_whitespace());
+        let mut parsed = parse_owned(bytes, profile);
+        let mut report = LoadReport {
+            diagnostics: std::mem::take(&mut parsed.diagnostics),
+            ..LoadReport::default()
+        };
+        let mut header = match parsed.header.clone() {
+            Ok(header) => header,
+            Err(error) => {
+                let mut sm = SessionManager::new_session(options, Some(path.to_owned()));
+                if has_content {
+                    let keep = sibling(path, "corrupt", sm.clock.now_ms());
+                    sm.storage.rename(path, &keep).map_err(|e| sm.latch(&e))?;
+                    report.preserved = Some(keep);
+                }
+                report.header_error = Some(error);
+                sm.report = report;
+                sm.write_all()?;
+                return Ok(sm);
+            }
+        };
+        let mut entries = std::mem::take(&mut parsed.entries);
+        let mut sm = SessionManager::new_session(options, Some(path.to_owned()));
+        report.migrated = migrate(&mut header, &mut entries, sm.ids.as_mut());
+        if let Some(cwd) = &header.cwd {
+            sm.cwd.clone_from(cwd);
+        }
+        sm.header = header;
+        sm.has_assistant = entries.iter().any(Entry::is_assistant);
+        sm.tree = Tree::new(entries);
+        sm.on_disk = OnDisk {
+            header: true,
+            entries: sm.tree.entries().len(),
+            needs_newline: !parsed.ends_with_newline,
+        };
+        if !report.migrated.is_empty() {
+            if report.diagnostics.iter().any(|d| loses_data(d.kind)) {
+                let keep = sibling(path, "pre-migration", sm.clock.now_ms());
+                sm.storage
+                    .write_atomic(&keep, parsed.bytes())
+                    .map_err(|e| sm.latch(&e))?;
+                report.preserved = Some(keep);
+            }
+            sm.on_disk = OnDisk::default();
+            sm.write_all()?;
+        }
+        sm.report = report;
+        Ok(sm)
+    }
+
+    /// Starts a new persisted session forked from `source`: its (migrated) entries
+    /// under a new header whose `parentSession` is the source path (pi) or id (omp); written at once.
+    pub fn fork_from(
+        source: &Path,
+        target_cwd: &str,
+        mut options: Options,
+    ) -> Result<SessionManager, SessionError> {
+        let bytes = options
+            .storage
+            .read(source)
+            .ok()
+            .flatten()
+            .ok_or_else(|| SessionError::InvalidSource(source.to_owned()))?;
+        let parsed = parse_owned(bytes, options.profile);
+        let mut header = parsed
+            .header
+            .map_err(|_| SessionError::InvalidSource(source.to_owned()))?;
+        let mut entries = parsed.entries;
+        migrate(&mut header, &mut entries, options.ids.as_mut());
+        let parent = match options.profile.dialect().fork_parent {
+            ForkParent::SourcePath => source.to_string_lossy().into_owned(),
+            ForkParent::SourceId => header.id.clone(),
+        };
+        target_cwd.clone_into(&mut options.cwd);
+        let mut sm = SessionManager::new_session(options, None);
+        sm.header = sm.make_header(Some(&parent));
+        sm.file = Some(sm.default_file());
+        sm.has_assistant = entries.iter().any(Entry::is_assistant);
+        sm.tree = Tree::new(entries);
+        sm.write_all()?;
+        Ok(sm)
+    }
+
+    pub(super) fn new_session(options: Options, file: Option<PathBuf>) -> SessionManager {
+        let mut sm = SessionManager {
+            profile: options.profile,
+            storage: options.storage,
+            ids: options.ids,
+            clock: options.clock,
+            cwd: options.cwd,
+            session_dir: options.session_dir,
+            blob_dir: options.blob_dir,
+            fsync_appends: options.fsync_appends,
+            file: None,
+            header: SessionHeader {
+                raw: to_raw("{}"),
+                id: String::new(),
+                version: 3.0,
+                cwd: None,
+                timestamp: None,
+            },
+            tree: Tree::default(),
+            on_disk: OnDisk::default(),
+            has_assistant: false,
+            pending_blobs: Vec::new(),
+            persist_error: None,
+            report: LoadReport::default(),
+        };
+        sm.header = sm.make_header(None);
+        sm.file = Some(file.unwrap_or_else(|| sm.default_file()));
+        sm
+    }
+
+    pub(super) fn make_header(&mut self, parent_session: Option<&str>) -> SessionHeader {
+        let now = self.clock.now_ms();
+        let id = (self.profile.dialect().new_session_id)(self.ids.as_mut(), now);
+        let mut obj = RawObject::default();
+        obj.set("type", to_raw("session"));
+        obj.set("version", to_raw(&CURRENT_VERSION));
+        obj.set("id", to_raw(&id));
+        obj.set("timestamp", to_raw(&iso_timestamp(now)));
+        obj.set("cwd", to_raw(&self.cwd));
+        if let Some(parent) = parent_session {
+            obj.set("parentSession", to_raw(parent));
+        }
+        let text = obj.to_json();
+        let parsed = RawObject::parse(&text).unwrap_or_default();
+        SessionHeader::from_object(&parsed, &text).unwrap_or_else(|| unreachable_header(&text))
+    }
+
+    pub(super) fn default_file(&self) -> PathBuf {
+        let time = self
+            .header
+            .timestamp
+            .as_deref()
+            .unwrap_or_default()
+            .replace([':', '.'], "-");
+        self.session_dir
+            .join(format!("{time}_{}.jsonl", self.header.id))
+    }
+}
+
+/// Whether rewriting a file would drop a line with this diagnostic.
+fn loses_data(kind: DiagnosticKind) -> bool {
+    !matches!(
+        kind,
+        DiagnosticKind::BlankLine
+            | DiagnosticKind::ByteOrderMark
+            | DiagnosticKind::MissingId
+            | DiagnosticKind::ExtraHeader
+    )
+}
+
+/// `NAME.<what>-<file timestamp>` beside `path`.
+fn sibling(path: &Path, what: &str, now_ms: i64) -> PathBuf {
+    let mut name = path.file_name().unwrap_or_default().to_os_string();
+    name.push(format!(".{what}-{}", file_timestamp(now_ms)));
+    path.with_file_name(name)
+}
+
+fn unreachable_header(text: &str) -> SessionHeader {
+    // make_header always writes type "session" and a string id; keep a value anyway.
+    SessionHeader {
+        raw: raw::raw(text.to_owned()),
+        id: String::new(),
+        version: 3.0,
+        cwd: None,
+        timestamp: None,
+    }
+}
