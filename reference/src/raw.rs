@@ -161,18 +161,60 @@ impl fmt::Debug for JsonText {
     }
 }
 
-/// Parses JSON text into a value the way JavaScript's `JSON.parse` accepts it:
-/// no nesting limit (the stack grows on the heap), and lone UTF-16 surrogate
-/// escapes, which Rust strings cannot hold, read as U+FFFD.
+/// Parses JSON text into a value the way JavaScript's `JSON.parse` reads it, as
+/// JSON text would then carry it on (`JSON.stringify`):
+/// - no nesting limit (the stack grows on the heap);
+/// - lone UTF-16 surrogate escapes, which Rust strings cannot hold, read as U+FFFD;
+/// - a number beyond the double range (`1e400`, Infinity in JavaScript) reads as `null`.
 pub fn parse_value(text: &str) -> Result<serde_json::Value, serde_json::Error> {
     if let Ok(value) = serde_json::from_str(text) {
         return Ok(value);
     }
-    let strict = deep_parse(text);
-    match strict {
-        Err(e) if text.contains("\\u") => deep_parse(&replace_lone_surrogates(text)).map_err(|_| e),
-        other => other,
+    let error = match deep_parse(text) {
+        Ok(value) => return Ok(value),
+        Err(e) => e,
+    };
+    let mut repaired = replace_infinite_numbers(text);
+    if text.contains("\\u") {
+        repaired = replace_lone_surrogates(&repaired);
     }
+    deep_parse(&repaired).map_err(|_| error)
+}
+
+/// Replaces every number outside strings that a double cannot hold (it reads as
+/// infinite) by `null`, what `JSON.stringify` writes for Infinity.
+fn replace_infinite_numbers(text: &str) -> String {
+    let mut out = String::with_capacity(text.len());
+    let mut chars = text.char_indices().peekable();
+    let mut in_string = false;
+    while let Some((at, c)) = chars.next() {
+        if in_string {
+            out.push(c);
+            match c {
+                '\\' => out.extend(chars.next().map(|(_, e)| e)),
+                '"' => in_string = false,
+                _ => {}
+            }
+            continue;
+        }
+        if c == '-' || c.is_ascii_digit() {
+            let mut end = at + c.len_utf8();
+            while let Some(&(i, n)) = chars.peek() {
+                if !matches!(n, '0'..='9' | '.' | 'e' | 'E' | '+' | '-') {
+                    break;
+                }
+                end = i + n.len_utf8();
+                chars.next();
+            }
+            let number = &text[at..end];
+            let infinite = number.parse::<f64>().is_ok_and(f64::is_infinite);
+            out.push_str(if infinite { "null" } else { number });
+            continue;
+        }
+        in_string = c == '"';
+        out.push(c);
+    }
+    out
 }
 
 fn deep_parse(text: &str) -> Result<serde_json::Value, serde_json::Error> {
@@ -314,6 +356,25 @@ impl<'de: 'a, 'a> Deserialize<'de> for RawObject<'a> {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn numbers_beyond_doubles_read_as_javascript_writes_them() {
+        let cases = [
+            (
+                r#"{"big":1e400,"small":1e-400,"n":-1E+400}"#,
+                r#"{"big":null,"small":0.0,"n":null}"#,
+            ),
+            (
+                r#"["1e400",1e400,"\"1e400"]"#,
+                r#"["1e400",null,"\"1e400"]"#,
+            ),
+            (r#"{"k":2}"#, r#"{"k":2}"#),
+        ];
+        for (text, expected) in cases {
+            let value = parse_value(text).unwrap();
+            assert_eq!(value.to_string(), expected, "{text}");
+        }
+    }
 
     #[test]
     fn duplicate_keys_last_wins_first_position() {

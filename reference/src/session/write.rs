@@ -2,7 +2,8 @@
 //! the latched error (000 "Persistence guarantees").
 
 use super::{OnDisk, SessionError, SessionManager};
-use crate::blobs;
+use crate::persist::{prepare, PendingBlob};
+use crate::{blobs, raw};
 
 impl SessionManager {
     /// Writes pending bytes and `fsync`s the file; returns a latched error.
@@ -33,7 +34,7 @@ impl SessionManager {
         }
         self.write_blobs()?;
         let new = &self.tree.entries()[self.on_disk.entries..];
-        let mut buffer = String::with_capacity(1 + lines_len(new.iter().map(|e| e.raw.get())));
+        let mut buffer = String::new();
         if self.on_disk.needs_newline {
             buffer.push('\n');
         }
@@ -52,22 +53,32 @@ impl SessionManager {
         Ok(())
     }
 
-    /// Writes the whole session atomically (header and every entry).
+    /// Writes the whole session atomically (header and every entry). Where the
+    /// dialect prepares entries for persistence, every entry is prepared, loaded ones
+    /// too (000 "Truncation and blob externalization"; omp 13.19.0 `#rewriteFile`);
+    /// an entry that needs nothing is written as its exact text. Entries in memory
+    /// stay as they are.
     pub(super) fn write_all(&mut self) -> Result<(), SessionError> {
         let Some(path) = self.file.clone() else {
             return Ok(());
         };
-        self.write_blobs()?;
-        let lines = std::iter::once(self.header.raw.get())
-            .chain(self.tree.entries().iter().map(|e| e.raw.get()));
-        // Sized once: an entry may carry half a million characters.
-        let mut text = String::with_capacity(lines_len(lines));
+        let prepares = self.profile.dialect().prepares_entries;
+        let mut blobs = Vec::new();
+        let mut text = String::new();
         text.push_str(self.header.raw.get());
         text.push('\n');
         for entry in self.tree.entries() {
-            text.push_str(entry.raw.get());
+            match prepares
+                .then(|| prepared(entry.raw.get(), &mut blobs))
+                .flatten()
+            {
+                Some(line) => text.push_str(&line),
+                None => text.push_str(entry.raw.get()),
+            }
             text.push('\n');
         }
+        self.pending_blobs.extend(blobs);
+        self.write_blobs()?;
         self.storage
             .write_atomic(&path, text.as_bytes())
             .map_err(|e| self.latch(&e))?;
@@ -97,7 +108,8 @@ impl SessionManager {
     }
 }
 
-/// The length of `lines` written one per line (each with its newline).
-fn lines_len<'a>(lines: impl Iterator<Item = &'a str>) -> usize {
-    lines.map(|line| line.len() + 1).sum()
+/// An entry's line prepared for persistence, when preparing changes it.
+fn prepared(line: &str, blobs: &mut Vec<PendingBlob>) -> Option<String> {
+    let mut value = raw::parse_value(line).ok()?;
+    prepare(&mut value, blobs).then(|| value.to_string())
 }
