@@ -29,6 +29,8 @@
 #![forbid(unsafe_code)]
 
 pub mod blobs;
+pub mod branch_summary;
+pub mod compaction;
 pub mod context;
 pub mod entries;
 pub mod history;
