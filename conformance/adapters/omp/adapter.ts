@@ -666,7 +666,8 @@ async function opHistory(dir: string, args: any) {
 // ---------------------------------------------------------------------------------------------
 const STUB_API = "session-conformance-stub";
 const stub: { text: string; calls: Array<{ context: any; options: any }> } = { text: "", calls: [] };
-let planning: { C: any; P: any; B: any } | undefined;
+// 18.x counts tokens with a Tokenizer (not chars/4) and takes it as an extra argument.
+let planning: { C: any; P: any; B: any; T: any } | undefined;
 async function loadPlanning() {
 	if (planning) return planning;
 	let dir = path.join(SESSION_SRC, "compaction");
@@ -677,6 +678,8 @@ async function loadPlanning() {
 	const C = await import(path.join(dir, "compaction.ts"));
 	const P = await import(path.join(dir, "pruning.ts"));
 	const B = await import(path.join(dir, "branch-summarization.ts"));
+	const tokenizerFile = path.join(dir, "..", "tokenizer.ts");
+	const T = fs.existsSync(tokenizerFile) ? await import(tokenizerFile) : undefined;
 	const ai: any = await import(Bun.resolveSync("@oh-my-pi/pi-ai", SESSION_SRC));
 	const streamSimple = (model: any, context: any, options: any) => {
 		stub.calls.push({ context, options });
@@ -698,7 +701,7 @@ async function loadPlanning() {
 		};
 	};
 	ai.registerCustomApi(STUB_API, streamSimple, "session-conformance");
-	planning = { C, P, B };
+	planning = { C, P, B, T };
 	return planning;
 }
 
@@ -753,7 +756,7 @@ function fileOpsJson(fileOps: any) {
 }
 
 async function opCompaction(dir: string, args: any) {
-	const { C, P } = await loadPlanning();
+	const { C, P, T } = await loadPlanning();
 	const sm = await openSession(dir, args.file);
 	const leafId = has(args, "leafId") ? args.leafId : sm.getLeafId();
 	const path_: any[] = leafId ? sm.getBranch(leafId) : [];
@@ -761,7 +764,11 @@ async function opCompaction(dir: string, args: any) {
 	const window = args.contextWindow ?? 0;
 	// agent-session's threshold check: prune old tool outputs (on a copy here), then the last
 	// assistant usage's context tokens less what pruning saved.
-	const pruning = P.pruneToolOutputs(structuredClone(path_), P.DEFAULT_PRUNE_CONFIG);
+	const model = stubModel(window);
+	const tok = T ? new T.Tokenizer(model) : undefined;
+	const pruning = tok
+		? P.pruneToolOutputs(structuredClone(path_), tok, P.DEFAULT_PRUNE_CONFIG)
+		: P.pruneToolOutputs(structuredClone(path_), P.DEFAULT_PRUNE_CONFIG);
 	const usage = C.getLastAssistantUsage(path_);
 	const contextTokens = usage ? Math.max(0, C.calculateContextTokens(usage) - pruning.tokensSaved) : 0;
 	let start = 0;
@@ -771,8 +778,10 @@ async function opCompaction(dir: string, args: any) {
 			break;
 		}
 	}
-	const cutPoint = C.findCutPoint(path_, start, path_.length, settings.keepRecentTokens);
-	const prep = C.prepareCompaction(path_, settings);
+	const cutPoint = tok
+		? C.findCutPoint(path_, tok, start, path_.length, settings.keepRecentTokens)
+		: C.findCutPoint(path_, start, path_.length, settings.keepRecentTokens);
+	const prep = tok ? C.prepareCompaction(path_, settings, model, tok) : C.prepareCompaction(path_, settings);
 	let preparation: unknown = null;
 	let request: unknown[] = [];
 	let result: unknown = null;
@@ -781,7 +790,7 @@ async function opCompaction(dir: string, args: any) {
 		preparation = { ...rest, fileOps: fileOpsJson(fileOps) };
 		stub.text = args.stubSummary ?? "";
 		stub.calls = [];
-		result = await C.compact(prep, stubModel(window), "stub-key", args.customInstructions);
+		result = await C.compact(prep, model, "stub-key", args.customInstructions);
 		request = stub.calls.map(describeRequest);
 	}
 	return {
@@ -796,13 +805,16 @@ async function opCompaction(dir: string, args: any) {
 }
 
 async function opBranchSummary(dir: string, args: any) {
-	const { B } = await loadPlanning();
+	const { B, T } = await loadPlanning();
 	const sm = await openSession(dir, args.file);
 	const oldLeafId = has(args, "oldLeafId") ? args.oldLeafId : sm.getLeafId();
 	const { entries, commonAncestorId } = B.collectEntriesForBranchSummary(sm, oldLeafId, args.targetId);
 	const model = stubModel(args.contextWindow ?? 0);
 	const reserveTokens = args.reserveTokens ?? 16384;
-	const prep = B.prepareBranchEntries(entries, (model.contextWindow || 128000) - reserveTokens);
+	const budget = (model.contextWindow || 128000) - reserveTokens;
+	const prep = T
+		? B.prepareBranchEntries(entries, new T.Tokenizer(model), budget)
+		: B.prepareBranchEntries(entries, budget);
 	stub.text = args.stubSummary ?? "";
 	stub.calls = [];
 	const result = await B.generateBranchSummary(entries, {
