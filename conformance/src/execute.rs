@@ -12,7 +12,7 @@ use session_reference::session::{ModelChange, Options, SessionError, SessionMana
 use crate::normalize::object;
 use crate::protocol::{Hello, Request, Response, OMP_ONLY_OPERATIONS, OPERATIONS};
 
-mod compaction;
+pub mod compaction;
 mod store;
 
 /// The reference's hello for `profile`.

@@ -26,6 +26,7 @@ pub mod fuzz;
 pub mod harness;
 pub mod inspect;
 pub mod normalize;
+pub mod plan;
 pub mod protocol;
 pub mod report;
 pub mod runner;

@@ -11,7 +11,7 @@ use serde_json::{json, Value};
 use session_reference::branch_summary::{collect_entries, generate_branch_summary};
 use session_reference::compaction::messages::context_messages;
 use session_reference::compaction::prune::{prune_tool_outputs, PruneConfig};
-use session_reference::compaction::summary::compact;
+use session_reference::compaction::summary::{compact, ModelRequest};
 use session_reference::compaction::tokens::{calculate_context_tokens, last_assistant_usage};
 use session_reference::compaction::{
     branch_of, entry_id, entry_type, estimate_context_tokens, find_cut_point, prepare_compaction,
@@ -51,7 +51,13 @@ pub fn compaction_op(dir: &Path, args: &Value, profile: Profile) -> Result<Value
         None => loaded.leaf.clone(),
         Some(v) => v.as_str().map(str::to_owned),
     };
-    let path = branch(&loaded.entries, leaf.as_deref());
+    Ok(plan(&loaded.entries, leaf.as_deref(), args, profile))
+}
+
+/// The `compaction` output for `entries` planned at `leaf` (`None` or unknown: an empty path),
+/// with the request's `settings`, `contextWindow`, `stubSummary` and `customInstructions`.
+pub fn plan(entries: &[Value], leaf: Option<&str>, args: &Value, profile: Profile) -> Value {
+    let path = branch(entries, leaf);
     let rules = Rules::for_profile(profile);
     let settings = Settings::with_overrides(profile, &args["settings"]);
     let window = args["contextWindow"].as_i64().unwrap_or(0);
@@ -85,7 +91,7 @@ pub fn compaction_op(dir: &Path, args: &Value, profile: Profile) -> Result<Value
     let (requests, result) = match &preparation {
         Some(prep) => {
             let (requests, result) = compact(prep, settings.reserve_tokens, custom, stub, &rules);
-            (requests.iter().map(|r| r.to_json()).collect(), result)
+            (requests.iter().map(ModelRequest::to_json).collect(), result)
         }
         None => (Vec::new(), Value::Null),
     };
@@ -101,7 +107,7 @@ pub fn compaction_op(dir: &Path, args: &Value, profile: Profile) -> Result<Value
     );
     output.insert("request".into(), Value::Array(requests));
     output.insert("result".into(), result);
-    Ok(Value::Object(output))
+    Value::Object(output)
 }
 
 /// `CutPointResult` as JavaScript writes it (`turnStartIndex` −1 for none).
@@ -146,7 +152,7 @@ pub fn branch_summary_op(
         "entries": ids,
         "commonAncestorId": collected.common_ancestor_id,
         "preparation": prep.to_json(),
-        "request": request.iter().map(|r| r.to_json()).collect::<Vec<_>>(),
+        "request": request.iter().map(ModelRequest::to_json).collect::<Vec<_>>(),
         "result": result,
     }))
 }
