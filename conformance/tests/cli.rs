@@ -413,7 +413,7 @@ fn compaction_shows_the_plan_without_touching_the_file() {
         .args(["compaction", file, "--profile", "pi", "--context-window", "200", "--keep-recent-tokens", "30"])
         .assert()
         .success()
-        .stdout_eq(snapbox::str![[r#"
+        .stdout_eq(snapbox::str![[r"
 ../corpus/cases/planning/file-ops-turn-prefix-counted/input/session.jsonl (pi), 10 entries on the path
 context: 0 tokens, window 200: compaction due
 keep from: #6 e0000007 (message, assistant)
@@ -427,7 +427,7 @@ modified files: /prefix.rs
 request: summary prompt, 120 characters of conversation, maxTokens 13107
 request: turnPrefix prompt, 85 characters of conversation, maxTokens 8192
 
-"#]]);
+"]]);
     let json = cli()
         .args([
             "compaction",
