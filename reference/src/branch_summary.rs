@@ -181,7 +181,7 @@ pub fn generate_branch_summary(
     } else {
         context_window
     };
-    let prep = prepare_branch_entries(entries, window - reserve_tokens, rules);
+    let prep = prepare_branch_entries(entries, window.saturating_sub(reserve_tokens), rules);
     if prep.messages.is_empty() {
         return (prep, None, json!({"summary": "No content to summarize"}));
     }

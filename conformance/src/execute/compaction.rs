@@ -72,7 +72,7 @@ pub fn plan(entries: &[Value], leaf: Option<&str>, args: &Value, profile: Profil
             json!({"prunedCount": pruning.pruned_count, "tokensSaved": pruning.tokens_saved}),
         );
         let usage = last_assistant_usage(&path).map_or(0, calculate_context_tokens);
-        (usage - pruning.tokens_saved).max(0)
+        usage.saturating_sub(pruning.tokens_saved).max(0)
     } else {
         estimate_context_tokens(&context_messages(&path), &rules).tokens
     };

@@ -38,16 +38,14 @@ pub fn calculate_context_tokens(usage: &Value) -> i64 {
     }
     ["input", "output", "cacheRead", "cacheWrite"]
         .iter()
-        .map(|k| int(&usage[*k]))
-        .sum()
+        .fold(0, |sum: i64, k| sum.saturating_add(int(&usage[*k])))
 }
 
 /// omp `calculatePromptTokens`: input + cache read + cache write, else the context tokens.
 pub fn calculate_prompt_tokens(usage: &Value) -> i64 {
     let prompt: i64 = ["input", "cacheRead", "cacheWrite"]
         .iter()
-        .map(|k| int(&usage[*k]))
-        .sum();
+        .fold(0, |sum: i64, k| sum.saturating_add(int(&usage[*k])));
     if prompt > 0 {
         prompt
     } else {
@@ -97,12 +95,12 @@ pub fn estimate_context_tokens(messages: &[Value], rules: &Rules) -> ContextToke
         .and_then(|i| assistant_usage(&messages[i]))
         .map_or(0, calculate_context_tokens);
     let from = last.map_or(0, |i| i + 1);
-    let trailing_tokens = messages[from..]
+    let trailing_tokens: i64 = messages[from..]
         .iter()
         .map(|m| estimate_tokens(m, rules))
         .sum();
     ContextTokens {
-        tokens: usage_tokens + trailing_tokens,
+        tokens: usage_tokens.saturating_add(trailing_tokens),
         usage_tokens,
         trailing_tokens,
         last_usage_index: last,
@@ -111,7 +109,9 @@ pub fn estimate_context_tokens(messages: &[Value], rules: &Rules) -> ContextToke
 
 /// omp `effectiveReserveTokens`: the larger of 15% of the window and `reserveTokens`.
 pub fn effective_reserve_tokens(context_window: i64, settings: &Settings) -> i64 {
-    (context_window * 15 / 100).max(settings.reserve_tokens)
+    #[allow(clippy::cast_precision_loss, clippy::cast_possible_truncation)]
+    let share = (context_window as f64 * 0.15).floor() as i64;
+    share.max(settings.reserve_tokens)
 }
 
 /// `shouldCompact`: false when disabled; else `contextTokens > threshold`, where the threshold
@@ -128,7 +128,7 @@ pub fn should_compact(
         return false;
     }
     if !rules.effective_reserve {
-        return context_tokens > context_window - settings.reserve_tokens;
+        return context_tokens > context_window.saturating_sub(settings.reserve_tokens);
     }
     if settings.strategy.as_deref() == Some("off") || context_window <= 0 {
         return false;
@@ -153,7 +153,9 @@ fn omp_threshold(context_window: i64, settings: &Settings) -> f64 {
         .filter(|p| p.is_finite() && *p > 0.0)
     {
         Some(percent) => (window * (percent.clamp(1.0, 99.0) / 100.0)).floor(),
-        None => (context_window - effective_reserve_tokens(context_window, settings)) as f64,
+        None => {
+            context_window.saturating_sub(effective_reserve_tokens(context_window, settings)) as f64
+        }
     }
 }
 
@@ -257,6 +259,22 @@ mod tests {
         assert!(should_compact(170_001, 200_000, &so, &omp));
         assert!(!should_compact(83_616, 100_000, &so, &omp));
         assert!(should_compact(83_617, 100_000, &so, &omp));
+    }
+
+    #[test]
+    fn extreme_inputs_do_not_overflow() {
+        let mut s = Settings::defaults(Profile::Pi);
+        s.reserve_tokens = i64::MIN;
+        assert!(!should_compact(i64::MAX, i64::MAX, &s, &pi()));
+        let omp = Rules::for_profile(Profile::Omp);
+        assert!(!should_compact(
+            0,
+            i64::MAX,
+            &Settings::defaults(Profile::Omp),
+            &omp
+        ));
+        let usage = json!({"input": i64::MAX, "output": i64::MAX, "cacheRead": 0, "cacheWrite": 0});
+        assert_eq!(calculate_context_tokens(&usage), i64::MAX);
     }
 
     #[test]
