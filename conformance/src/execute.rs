@@ -12,6 +12,7 @@ use session_reference::session::{ModelChange, Options, SessionError, SessionMana
 use crate::normalize::object;
 use crate::protocol::{Hello, Request, Response, OMP_ONLY_OPERATIONS, OPERATIONS};
 
+pub mod compaction;
 mod store;
 
 /// The reference's hello for `profile`.
@@ -53,6 +54,8 @@ pub fn execute(request: Request) -> Response {
         "continue" => store::continue_op(&dir, &args, profile),
         "resolve" => store::resolve_op(&dir, &args, profile),
         "history" => store::history_op(&dir, &args),
+        "compaction" => compaction::compaction_op(&dir, &args, profile),
+        "branch_summary" => compaction::branch_summary_op(&dir, &args, profile),
         _ => return Response::unsupported(case),
     };
     match result {

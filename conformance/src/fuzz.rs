@@ -55,7 +55,9 @@ impl Iterator for Generated {
     type Item = Case;
 
     /// Even cases are `apply` cases (the calls themselves); odd ones are `context`
-    /// cases over the file those calls write, at a generated leaf.
+    /// cases over the file those calls write, at a generated leaf, and every fourth is a
+    /// `compaction` case there instead (document 004; a small `keepRecentTokens` so cuts fall
+    /// inside the short generated sessions).
     fn next(&mut self) -> Option<Case> {
         let (n, steps, leaf) = self.parts()?;
         Some(make_case(self.profile, self.seed, n, &steps, leaf))
@@ -80,7 +82,8 @@ impl Generated {
     }
 }
 
-/// The case for generated `steps`: `apply` for even `n`, `context` at a leaf picked by `leaf` for odd `n`.
+/// The case for generated `steps`: `apply` for even `n`, `context` at a leaf picked by `leaf` for odd `n`,
+/// `compaction` at that leaf when `n % 4 == 3`.
 fn make_case(
     profile: Profile,
     seed: u64,
@@ -112,11 +115,21 @@ fn make_case(
             args["leafId"] = Value::from(ids[leaf.index(ids.len())].clone());
         }
         file.op = "context".into();
-        file.args = args;
         file.description = format!(
             "generated: the context of a {}-entry session ({profile})",
             ids.len()
         );
+        if n % 4 == 3 {
+            args["contextWindow"] = Value::from(200);
+            args["stubSummary"] = Value::from("S");
+            args["settings"] = serde_json::json!({"keepRecentTokens": 1 + leaf.index(8)});
+            file.op = "compaction".into();
+            file.description = format!(
+                "generated: the compaction plan of a {}-entry session ({profile})",
+                ids.len()
+            );
+        }
+        file.args = args;
         inputs.insert("session.jsonl".to_owned(), text.into_bytes());
     }
     Case {

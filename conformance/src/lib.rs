@@ -27,6 +27,7 @@ pub mod harness;
 pub mod inspect;
 pub mod json_writer;
 pub mod normalize;
+pub mod plan;
 pub mod protocol;
 pub mod report;
 pub mod runner;

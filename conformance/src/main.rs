@@ -9,7 +9,7 @@ use clap::{Parser, Subcommand, ValueEnum};
 use session_conformance::harness::{self, Harness};
 use session_conformance::protocol::{Request, Response};
 use session_conformance::report::{self, Format, ProfileRun};
-use session_conformance::{corpus, execute, fuzz, inspect, runner, schema};
+use session_conformance::{corpus, execute, fuzz, inspect, plan, runner, schema};
 use session_reference::model::Profile;
 
 /// mimalloc keeps freed memory for reuse: a run allocates and frees the same few
@@ -176,6 +176,30 @@ enum Command {
         #[arg(long, value_parser = parse_profile)]
         profile: Profile,
         /// Output format.
+        #[arg(long, value_enum, default_value_t = TreeFormat::Text)]
+        format: TreeFormat,
+    },
+    /// Show a session's compaction plan (document 004): the context against the window, the
+    /// cut, what would be summarised and kept, and the file lists. FILE is not changed.
+    Compaction {
+        /// The session file.
+        file: PathBuf,
+        /// The profile.
+        #[arg(long, value_parser = parse_profile)]
+        profile: Profile,
+        /// The model's context window, in tokens.
+        #[arg(long)]
+        context_window: i64,
+        /// Plan at this entry instead of the leaf.
+        #[arg(long)]
+        leaf: Option<String>,
+        /// keepRecentTokens (default: the profile's, 20000).
+        #[arg(long)]
+        keep_recent_tokens: Option<i64>,
+        /// reserveTokens (default: the profile's, 16384).
+        #[arg(long)]
+        reserve_tokens: Option<i64>,
+        /// Output format (json: the `compaction` operation's output).
         #[arg(long, value_enum, default_value_t = TreeFormat::Text)]
         format: TreeFormat,
     },
@@ -507,6 +531,31 @@ fn dispatch(command: Command) -> Result<ExitCode, String> {
                 print_json(&inspect::tree_json(&file, profile).map_err(|e| e.to_string())?)
             } else {
                 write_stdout(&inspect::tree_text(&file, profile).map_err(|e| e.to_string())?)
+            }
+        }
+        Command::Compaction {
+            file,
+            profile,
+            context_window,
+            leaf,
+            keep_recent_tokens,
+            reserve_tokens,
+            format,
+        } => {
+            let options = plan::PlanOptions {
+                context_window,
+                leaf,
+                keep_recent_tokens,
+                reserve_tokens,
+            };
+            if format == TreeFormat::Json {
+                print_json(
+                    &plan::compaction_json(&file, profile, &options).map_err(|e| e.to_string())?,
+                )
+            } else {
+                write_stdout(
+                    &plan::compaction_text(&file, profile, &options).map_err(|e| e.to_string())?,
+                )
             }
         }
     }

@@ -10,9 +10,19 @@ use serde_json::Value;
 pub const PROTOCOL_VERSION: u32 = 1;
 
 /// The operations a case can ask for.
-pub const OPERATIONS: [&str; 10] = [
-    "load", "context", "tree", "apply", "persist", "list", "recent", "continue", "resolve",
+pub const OPERATIONS: [&str; 12] = [
+    "load",
+    "context",
+    "tree",
+    "apply",
+    "persist",
+    "list",
+    "recent",
+    "continue",
+    "resolve",
     "history",
+    "compaction",
+    "branch_summary",
 ];
 
 /// Operations only the `omp` profile has (pi-mono has no recent list and no prompt history).

@@ -404,3 +404,47 @@ fn sessions_commands_read_a_store_and_name_what_is_missing() {
         .code(2)
         .stderr_eq("session-conformance: no/such/dir: no such directory\n");
 }
+
+#[test]
+fn compaction_shows_the_plan_without_touching_the_file() {
+    let file = "../corpus/cases/planning/file-ops-turn-prefix-counted/input/session.jsonl";
+    let before = std::fs::read(file).unwrap();
+    cli()
+        .args(["compaction", file, "--profile", "pi", "--context-window", "200", "--keep-recent-tokens", "30"])
+        .assert()
+        .success()
+        .stdout_eq(snapbox::str![[r"
+../corpus/cases/planning/file-ops-turn-prefix-counted/input/session.jsonl (pi), 10 entries on the path
+context: 0 tokens, window 200: compaction due
+keep from: #6 e0000007 (message, assistant)
+split turn, started at #3 e0000004 (message, user)
+summarise: 3 messages
+turn prefix: 3 messages
+keep: 4 entries
+tokens before: 0
+read files: /history.md
+modified files: /prefix.rs
+request: summary prompt, 120 characters of conversation, maxTokens 13107
+request: turnPrefix prompt, 85 characters of conversation, maxTokens 8192
+
+"]]);
+    let json = cli()
+        .args([
+            "compaction",
+            file,
+            "--profile",
+            "omp",
+            "--context-window",
+            "200",
+            "--format",
+            "json",
+        ])
+        .assert()
+        .success()
+        .get_output()
+        .stdout
+        .clone();
+    let value: serde_json::Value = serde_json::from_slice(&json).unwrap();
+    assert_eq!(value["pruning"]["prunedCount"], 0);
+    assert_eq!(std::fs::read(file).unwrap(), before);
+}

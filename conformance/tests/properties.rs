@@ -7,6 +7,7 @@ use proptest::prelude::*;
 use serde_json::Value;
 use session_conformance::execute::{run_step, substitute};
 use session_generators::{damage, damages, legacy, ops, rewire, steps, Op};
+use session_reference::compaction::{self, messages::compaction_message};
 use session_reference::context::{build_context, LeafChoice};
 use session_reference::ids::{FixedClock, SequentialIds};
 use session_reference::migrate::{migrate, v1_to_v2, v2_to_v3};
@@ -157,6 +158,27 @@ proptest! {
             let path = tree.branch_path(Some(&id));
             prop_assert!(path.len() <= tree.entries().len());
             let _ = build_context(&tree, LeafChoice::Id(&id), profile);
+        }
+    }
+
+    #[test]
+    fn the_kept_part_and_the_summarised_part_are_the_whole_path((profile, text) in session(), keep in 0i64..200) {
+        // Document 004 "Compaction": a compaction summarises the messages before the cut (a
+        // split turn's prefix separately) and keeps the rest; together they are every message
+        // after the previous compaction's boundary, in order, none twice.
+        let entries: Vec<Value> = text.lines().skip(1).filter_map(|l| serde_json::from_str(l).ok()).collect();
+        let path = compaction::path_to(&entries, None);
+        let rules = compaction::Rules::for_profile(profile);
+        let mut settings = compaction::Settings::defaults(profile);
+        settings.keep_recent_tokens = keep;
+        let Some(prep) = compaction::prepare_compaction(&path, &settings, &rules) else { return Ok(()) };
+        let mut parts = prep.messages_to_summarize.clone();
+        parts.extend(prep.turn_prefix_messages.iter().cloned());
+        parts.extend(path[prep.cut.first_kept_entry_index..].iter().filter_map(|e| compaction_message(e, &rules)));
+        let whole: Vec<Value> = path.iter().filter_map(|e| compaction_message(e, &rules)).collect();
+        prop_assert!(whole.ends_with(&parts), "not a suffix of the path's messages");
+        if !path.iter().any(|e| compaction::entry_type(e) == "compaction") {
+            prop_assert_eq!(parts.len(), whole.len());
         }
     }
 }

@@ -30,6 +30,8 @@
 #![forbid(unsafe_code)]
 
 pub mod blobs;
+pub mod branch_summary;
+pub mod compaction;
 pub mod context;
 pub mod dialect;
 pub mod entries;

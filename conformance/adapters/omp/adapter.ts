@@ -110,7 +110,20 @@ const HistoryStorage: any = (await import(path.join(SESSION_SRC, "history-storag
 const { Database } = await import("bun:sqlite");
 const LIB_MAJOR = Number.parseInt(PKG_JSON.version, 10);
 
-const OPERATIONS = ["load", "context", "tree", "apply", "persist", "list", "recent", "continue", "resolve", "history"];
+const OPERATIONS = [
+	"load",
+	"context",
+	"tree",
+	"apply",
+	"persist",
+	"list",
+	"recent",
+	"continue",
+	"resolve",
+	"history",
+	"compaction",
+	"branch_summary",
+];
 
 // ---------------------------------------------------------------------------------------------
 // Helpers
@@ -646,6 +659,180 @@ async function opHistory(dir: string, args: any) {
 	}
 }
 
+// ---------------------------------------------------------------------------------------------
+// Compaction planning (PROTOCOL.md "Compaction planning"): the library's own functions (13.19.0:
+// src/session/compaction/; 18.x: @oh-my-pi/pi-agent-core src/compaction/), with a stub model that
+// records each request and answers the case's stubSummary.
+// ---------------------------------------------------------------------------------------------
+const STUB_API = "session-conformance-stub";
+const stub: { text: string; calls: Array<{ context: any; options: any }> } = { text: "", calls: [] };
+// 18.x counts tokens with a Tokenizer (not chars/4) and takes it as an extra argument.
+let planning: { C: any; P: any; B: any; T: any } | undefined;
+async function loadPlanning() {
+	if (planning) return planning;
+	let dir = path.join(SESSION_SRC, "compaction");
+	if (!fs.existsSync(path.join(dir, "compaction.ts"))) {
+		const core = Bun.resolveSync("@oh-my-pi/pi-agent-core", SESSION_SRC);
+		dir = path.join(path.dirname(core), "compaction");
+	}
+	const C = await import(path.join(dir, "compaction.ts"));
+	const P = await import(path.join(dir, "pruning.ts"));
+	const B = await import(path.join(dir, "branch-summarization.ts"));
+	const tokenizerFile = path.join(dir, "..", "tokenizer.ts");
+	const T = fs.existsSync(tokenizerFile) ? await import(tokenizerFile) : undefined;
+	const ai: any = await import(Bun.resolveSync("@oh-my-pi/pi-ai", SESSION_SRC));
+	const streamSimple = (model: any, context: any, options: any) => {
+		stub.calls.push({ context, options });
+		const message = {
+			role: "assistant",
+			content: [{ type: "text", text: stub.text }],
+			api: STUB_API,
+			provider: "stub",
+			model: model.id,
+			usage: { input: 0, output: 0, cacheRead: 0, cacheWrite: 0, totalTokens: 0, cost: { input: 0, output: 0, cacheRead: 0, cacheWrite: 0, total: 0 } },
+			stopReason: "stop",
+			timestamp: 0,
+		};
+		return {
+			result: async () => message,
+			async *[Symbol.asyncIterator]() {
+				yield { type: "done", reason: "stop", message };
+			},
+		};
+	};
+	ai.registerCustomApi(STUB_API, streamSimple, "session-conformance");
+	planning = { C, P, B, T };
+	return planning;
+}
+
+function stubModel(contextWindow: number) {
+	return {
+		id: "stub",
+		name: "stub",
+		api: STUB_API,
+		provider: "stub",
+		baseUrl: "",
+		reasoning: false,
+		input: ["text"],
+		cost: { input: 0, output: 0, cacheRead: 0, cacheWrite: 0 },
+		contextWindow,
+		maxTokens: 4096,
+	};
+}
+
+// The protocol's view of one recorded request, read back from the prompt text.
+const PROMPT_STARTS: Array<[string, string]> = [
+	["summary", "You **MUST** summarize the conversation above"],
+	["update", "You **MUST** incorporate new messages above"],
+	["turnPrefix", "This is the PREFIX of a turn"],
+	["shortSummary", "You **MUST** summarize what was done in this conversation"],
+	["branch", "You **MUST** create a structured summary of the conversation branch"],
+];
+function describeRequest(call: { context: any; options: any }) {
+	const text: string = call.context.messages[0].content[0].text;
+	const close = "\n</conversation>\n\n";
+	const end = text.lastIndexOf(close);
+	const out: Record<string, unknown> = { prompt: "custom", conversation: text.slice("<conversation>\n".length, end) };
+	let rest = text.slice(end + close.length);
+	if (rest.startsWith("<previous-summary>\n")) {
+		const stop = rest.lastIndexOf("\n</previous-summary>\n\n");
+		out.previousSummary = rest.slice("<previous-summary>\n".length, stop);
+		rest = rest.slice(stop + "\n</previous-summary>\n\n".length);
+	}
+	const known = PROMPT_STARTS.find(([, start]) => rest.startsWith(start));
+	const focus = rest.lastIndexOf("\n\nAdditional focus: ");
+	if (known) {
+		out.prompt = known[0];
+		if (focus >= 0) out.customInstructions = rest.slice(focus + "\n\nAdditional focus: ".length);
+	} else {
+		out.customInstructions = rest;
+	}
+	out.maxTokens = call.options?.maxTokens;
+	return out;
+}
+
+function fileOpsJson(fileOps: any) {
+	return { read: [...fileOps.read], written: [...fileOps.written], edited: [...fileOps.edited] };
+}
+
+async function opCompaction(dir: string, args: any) {
+	const { C, P, T } = await loadPlanning();
+	const sm = await openSession(dir, args.file);
+	const leafId = has(args, "leafId") ? args.leafId : sm.getLeafId();
+	const path_: any[] = leafId ? sm.getBranch(leafId) : [];
+	const settings = { ...C.DEFAULT_COMPACTION_SETTINGS, ...(args.settings ?? {}) };
+	const window = args.contextWindow ?? 0;
+	// agent-session's threshold check: prune old tool outputs (on a copy here), then the last
+	// assistant usage's context tokens less what pruning saved.
+	const model = stubModel(window);
+	const tok = T ? new T.Tokenizer(model) : undefined;
+	const pruning = tok
+		? P.pruneToolOutputs(structuredClone(path_), tok, P.DEFAULT_PRUNE_CONFIG)
+		: P.pruneToolOutputs(structuredClone(path_), P.DEFAULT_PRUNE_CONFIG);
+	const usage = C.getLastAssistantUsage(path_);
+	const contextTokens = usage ? Math.max(0, C.calculateContextTokens(usage) - pruning.tokensSaved) : 0;
+	let start = 0;
+	for (let i = path_.length - 1; i >= 0; i--) {
+		if (path_[i].type === "compaction") {
+			start = i + 1;
+			break;
+		}
+	}
+	const cutPoint = tok
+		? C.findCutPoint(path_, tok, start, path_.length, settings.keepRecentTokens)
+		: C.findCutPoint(path_, start, path_.length, settings.keepRecentTokens);
+	const prep = tok ? C.prepareCompaction(path_, settings, model, tok) : C.prepareCompaction(path_, settings);
+	let preparation: unknown = null;
+	let request: unknown[] = [];
+	let result: unknown = null;
+	if (prep) {
+		const { settings: _s, fileOps, previousPreserveData: _p, ...rest } = prep;
+		preparation = { ...rest, fileOps: fileOpsJson(fileOps) };
+		stub.text = args.stubSummary ?? "";
+		stub.calls = [];
+		result = await C.compact(prep, model, "stub-key", args.customInstructions);
+		request = stub.calls.map(describeRequest);
+	}
+	return {
+		contextTokens,
+		shouldCompact: C.shouldCompact(contextTokens, window, settings),
+		cutPoint,
+		preparation,
+		request,
+		result,
+		pruning,
+	};
+}
+
+async function opBranchSummary(dir: string, args: any) {
+	const { B, T } = await loadPlanning();
+	const sm = await openSession(dir, args.file);
+	const oldLeafId = has(args, "oldLeafId") ? args.oldLeafId : sm.getLeafId();
+	const { entries, commonAncestorId } = B.collectEntriesForBranchSummary(sm, oldLeafId, args.targetId);
+	const model = stubModel(args.contextWindow ?? 0);
+	const reserveTokens = args.reserveTokens ?? 16384;
+	const budget = (model.contextWindow || 128000) - reserveTokens;
+	const prep = T
+		? B.prepareBranchEntries(entries, new T.Tokenizer(model), budget)
+		: B.prepareBranchEntries(entries, budget);
+	stub.text = args.stubSummary ?? "";
+	stub.calls = [];
+	const result = await B.generateBranchSummary(entries, {
+		model,
+		apiKey: "stub-key",
+		signal: new AbortController().signal,
+		customInstructions: args.customInstructions,
+		reserveTokens,
+	});
+	return {
+		entries: entries.map((e: any) => e.id),
+		commonAncestorId,
+		preparation: { messages: prep.messages, fileOps: fileOpsJson(prep.fileOps), totalTokens: prep.totalTokens },
+		request: stub.calls.map(describeRequest),
+		result,
+	};
+}
+
 const HANDLERS: Record<string, (dir: string, args: any) => Promise<unknown>> = {
 	list: opList,
 	recent: opRecent,
@@ -657,6 +844,8 @@ const HANDLERS: Record<string, (dir: string, args: any) => Promise<unknown>> = {
 	tree: opTree,
 	apply: opApply,
 	persist: opPersist,
+	compaction: opCompaction,
+	branch_summary: opBranchSummary,
 };
 
 async function handleRequest(req: any): Promise<Record<string, unknown>> {

@@ -20,7 +20,7 @@ const PROFILE = "pi";
 // Session stores (PROTOCOL.md "Session stores"): pi-mono 0.73.1 has no
 // getRecentSessions, no terminal breadcrumbs and no prompt history, so
 // `recent` and `history` are left out and report as skipped.
-const OPERATIONS = ["load", "context", "tree", "apply", "persist", "list", "continue", "resolve"];
+const OPERATIONS = ["load", "context", "tree", "apply", "persist", "list", "continue", "resolve", "compaction", "branch_summary"];
 
 // ---------------------------------------------------------------------------
 // stdout belongs to the protocol. Anything else that writes through console
@@ -395,6 +395,158 @@ async function opResolve(L, args, _env, dir) {
 	}
 }
 
+// ---------------------------------------------------------------------------
+// Compaction planning (PROTOCOL.md "Compaction planning"): the real functions
+// of dist/core/compaction/, with a stub model that records each request and
+// answers the case's stubSummary.
+// ---------------------------------------------------------------------------
+const STUB_API = "session-conformance-stub";
+const stub = { text: "", calls: [] };
+let planning;
+async function loadPlanning() {
+	if (!planning) {
+		const pkg = new URL("./node_modules/@mariozechner/pi-coding-agent/dist/core/compaction/", import.meta.url);
+		const [C, B, U, ai] = await Promise.all([
+			import(new URL("compaction.js", pkg).href),
+			import(new URL("branch-summarization.js", pkg).href),
+			import(new URL("utils.js", pkg).href),
+			import("@mariozechner/pi-ai"),
+		]);
+		const streamSimple = (model, context, options) => {
+			stub.calls.push({ context, options });
+			const message = {
+				role: "assistant",
+				content: [{ type: "text", text: stub.text }],
+				api: STUB_API,
+				provider: "stub",
+				model: model.id,
+				usage: { input: 0, output: 0, cacheRead: 0, cacheWrite: 0, totalTokens: 0, cost: { input: 0, output: 0, cacheRead: 0, cacheWrite: 0, total: 0 } },
+				stopReason: "stop",
+				timestamp: 0,
+			};
+			return {
+				result: async () => message,
+				async *[Symbol.asyncIterator]() {
+					yield { type: "done", reason: "stop", message };
+				},
+			};
+		};
+		ai.registerApiProvider({ api: STUB_API, stream: streamSimple, streamSimple }, "session-conformance");
+		planning = { C, B, U };
+	}
+	return planning;
+}
+function stubModel(contextWindow) {
+	return {
+		id: "stub",
+		name: "stub",
+		api: STUB_API,
+		provider: "stub",
+		baseUrl: "",
+		reasoning: false,
+		input: ["text"],
+		cost: { input: 0, output: 0, cacheRead: 0, cacheWrite: 0 },
+		contextWindow,
+		maxTokens: 4096,
+	};
+}
+// The protocol's view of one recorded request: which prompt, the conversation,
+// the previous summary and the custom instructions, read back from the prompt text.
+const PROMPT_STARTS = [
+	["summary", "The messages above are a conversation to summarize"],
+	["update", "The messages above are NEW"],
+	["turnPrefix", "This is the PREFIX of a turn"],
+	["branch", "Create a structured summary of this conversation branch"],
+];
+function describeRequest(call) {
+	const text = call.context.messages[0].content[0].text;
+	const close = "\n</conversation>\n\n";
+	const end = text.lastIndexOf(close);
+	const out = { prompt: "custom", conversation: text.slice("<conversation>\n".length, end) };
+	let rest = text.slice(end + close.length);
+	if (rest.startsWith("<previous-summary>\n")) {
+		const stop = rest.lastIndexOf("\n</previous-summary>\n\n");
+		out.previousSummary = rest.slice("<previous-summary>\n".length, stop);
+		rest = rest.slice(stop + "\n</previous-summary>\n\n".length);
+	}
+	const known = PROMPT_STARTS.find(([, start]) => rest.startsWith(start));
+	const focus = rest.lastIndexOf("\n\nAdditional focus: ");
+	if (known) {
+		out.prompt = known[0];
+		if (focus >= 0) out.customInstructions = rest.slice(focus + "\n\nAdditional focus: ".length);
+	} else {
+		out.customInstructions = rest;
+	}
+	out.maxTokens = call.options.maxTokens;
+	return out;
+}
+function fileOpsJson(fileOps) {
+	return { read: [...fileOps.read], written: [...fileOps.written], edited: [...fileOps.edited] };
+}
+
+async function opCompaction(L, args, env) {
+	const { C } = await loadPlanning();
+	const sm = openSession(L.SessionManager, args.file, env.sessionDir);
+	const leafId = Object.hasOwn(args, "leafId") ? args.leafId : sm.getLeafId();
+	const path = leafId ? sm.getBranch(leafId) : [];
+	const settings = { ...C.DEFAULT_COMPACTION_SETTINGS, ...(args.settings ?? {}) };
+	const contextTokens = C.estimateContextTokens(L.buildSessionContext(path).messages).tokens;
+	let start = 0;
+	for (let i = path.length - 1; i >= 0; i--) {
+		if (path[i].type === "compaction") {
+			start = i + 1;
+			break;
+		}
+	}
+	const cutPoint = C.findCutPoint(path, start, path.length, settings.keepRecentTokens);
+	const prep = C.prepareCompaction(path, settings);
+	let preparation = null;
+	let request = [];
+	let result = null;
+	if (prep) {
+		const { settings: _settings, fileOps, ...rest } = prep;
+		preparation = { ...rest, fileOps: fileOpsJson(fileOps) };
+		stub.text = args.stubSummary ?? "";
+		stub.calls = [];
+		result = await C.compact(prep, stubModel(args.contextWindow ?? 0), "stub-key", undefined, args.customInstructions);
+		request = stub.calls.map(describeRequest);
+	}
+	return {
+		contextTokens,
+		shouldCompact: C.shouldCompact(contextTokens, args.contextWindow ?? 0, settings),
+		cutPoint,
+		preparation,
+		request,
+		result,
+	};
+}
+
+async function opBranchSummary(L, args, env) {
+	const { B } = await loadPlanning();
+	const sm = openSession(L.SessionManager, args.file, env.sessionDir);
+	const oldLeafId = Object.hasOwn(args, "oldLeafId") ? args.oldLeafId : sm.getLeafId();
+	const { entries, commonAncestorId } = B.collectEntriesForBranchSummary(sm, oldLeafId, args.targetId);
+	const model = stubModel(args.contextWindow ?? 0);
+	const reserveTokens = args.reserveTokens ?? 16384;
+	const prep = B.prepareBranchEntries(entries, (model.contextWindow || 128000) - reserveTokens);
+	stub.text = args.stubSummary ?? "";
+	stub.calls = [];
+	const result = await B.generateBranchSummary(entries, {
+		model,
+		apiKey: "stub-key",
+		signal: new AbortController().signal,
+		customInstructions: args.customInstructions,
+		reserveTokens,
+	});
+	return {
+		entries: entries.map((e) => e.id),
+		commonAncestorId,
+		preparation: { messages: prep.messages, fileOps: fileOpsJson(prep.fileOps), totalTokens: prep.totalTokens },
+		request: stub.calls.map(describeRequest),
+		result,
+	};
+}
+
 const OPS = {
 	load: opLoad,
 	context: opContext,
@@ -404,6 +556,8 @@ const OPS = {
 	list: opList,
 	continue: opContinue,
 	resolve: opResolve,
+	compaction: opCompaction,
+	branch_summary: opBranchSummary,
 };
 
 async function handleRequest(req) {

@@ -1,0 +1,158 @@
+//! The reference's answers to `compaction` and `branch_summary` (`PROTOCOL.md`, "Compaction
+//! planning"; document 004, "Compaction").
+//!
+//! Both load the session as `load` does, take its entries as the JSON objects the
+//! implementation holds, and plan with `session_reference::compaction`; the model is a stub
+//! that answers `stubSummary` to every request.
+
+use std::path::Path;
+
+use serde_json::{json, Value};
+use session_reference::branch_summary::{collect_entries, generate_branch_summary};
+use session_reference::compaction::messages::context_messages;
+use session_reference::compaction::prune::{prune_tool_outputs, PruneConfig};
+use session_reference::compaction::summary::{compact, ModelRequest};
+use session_reference::compaction::tokens::{calculate_context_tokens, last_assistant_usage};
+use session_reference::compaction::{
+    branch_of, entry_id, entry_type, estimate_context_tokens, find_cut_point, prepare_compaction,
+    should_compact, CutPoint, Rules, Settings,
+};
+use session_reference::model::Profile;
+use session_reference::session::{SessionError, SessionManager};
+
+use super::options;
+
+/// A loaded session: its entries as JSON objects and its leaf.
+struct Loaded {
+    entries: Vec<Value>,
+    leaf: Option<String>,
+}
+
+fn load(dir: &Path, args: &Value, profile: Profile) -> Result<Loaded, SessionError> {
+    let file = args["file"].as_str().unwrap_or("session.jsonl");
+    let sm = SessionManager::open(&dir.join(file), options(dir, profile))?;
+    Ok(Loaded {
+        entries: sm.entries().iter().map(|e| sm.resolved(e)).collect(),
+        leaf: sm.leaf_id().map(str::to_owned),
+    })
+}
+
+/// `getBranch(id)`: the path to `id`, empty when `id` is no entry.
+fn branch<'a>(entries: &'a [Value], id: Option<&str>) -> Vec<&'a Value> {
+    id.and_then(|id| branch_of(entries, id)).unwrap_or_default()
+}
+
+/// `compaction`: `{file, leafId?, settings?, contextWindow, stubSummary, customInstructions?}`
+/// → `{contextTokens, shouldCompact, cutPoint, preparation, request, result}` (omp also
+/// `pruning`).
+pub fn compaction_op(dir: &Path, args: &Value, profile: Profile) -> Result<Value, SessionError> {
+    let loaded = load(dir, args, profile)?;
+    let leaf = match args.get("leafId") {
+        None => loaded.leaf.clone(),
+        Some(v) => v.as_str().map(str::to_owned),
+    };
+    Ok(plan(&loaded.entries, leaf.as_deref(), args, profile))
+}
+
+/// The `compaction` output for `entries` planned at `leaf` (`None` or unknown: an empty path),
+/// with the request's `settings`, `contextWindow`, `stubSummary` and `customInstructions`.
+pub fn plan(entries: &[Value], leaf: Option<&str>, args: &Value, profile: Profile) -> Value {
+    let path = branch(entries, leaf);
+    let rules = Rules::for_profile(profile);
+    let settings = Settings::with_overrides(profile, &args["settings"]);
+    let window = args["contextWindow"].as_i64().unwrap_or(0);
+    let stub = args["stubSummary"].as_str().unwrap_or("");
+    let custom = args["customInstructions"].as_str();
+
+    let mut output = serde_json::Map::new();
+    let context_tokens = if rules.usage_scaled {
+        let pruning = prune_tool_outputs(&path, &PruneConfig::default(), &rules);
+        output.insert(
+            "pruning".into(),
+            json!({"prunedCount": pruning.pruned_count, "tokensSaved": pruning.tokens_saved}),
+        );
+        let usage = last_assistant_usage(&path).map_or(0, calculate_context_tokens);
+        usage.saturating_sub(pruning.tokens_saved).max(0)
+    } else {
+        estimate_context_tokens(&context_messages(&path), &rules).tokens
+    };
+    let start = path
+        .iter()
+        .rposition(|e| entry_type(e) == "compaction")
+        .map_or(0, |i| i + 1);
+    let cut = find_cut_point(
+        &path,
+        start,
+        path.len(),
+        settings.keep_recent_tokens,
+        &rules,
+    );
+    let preparation = prepare_compaction(&path, &settings, &rules);
+    let (requests, result) = match &preparation {
+        Some(prep) => {
+            let (requests, result) = compact(prep, settings.reserve_tokens, custom, stub, &rules);
+            (requests.iter().map(ModelRequest::to_json).collect(), result)
+        }
+        None => (Vec::new(), Value::Null),
+    };
+    output.insert("contextTokens".into(), context_tokens.into());
+    output.insert(
+        "shouldCompact".into(),
+        should_compact(context_tokens, window, &settings, &rules).into(),
+    );
+    output.insert("cutPoint".into(), cut_point_json(&cut));
+    output.insert(
+        "preparation".into(),
+        preparation.map_or(Value::Null, |p| p.to_json()),
+    );
+    output.insert("request".into(), Value::Array(requests));
+    output.insert("result".into(), result);
+    Value::Object(output)
+}
+
+/// `CutPointResult` as JavaScript writes it (`turnStartIndex` −1 for none).
+fn cut_point_json(cut: &CutPoint) -> Value {
+    json!({
+        "firstKeptEntryIndex": cut.first_kept_entry_index,
+        "turnStartIndex": cut.turn_start_index.map_or(-1, |i| i64::try_from(i).unwrap_or(-1)),
+        "isSplitTurn": cut.is_split_turn,
+    })
+}
+
+/// `branch_summary`: `{file, oldLeafId?, targetId, contextWindow?, reserveTokens?,
+/// customInstructions?, stubSummary}` → `{entries, commonAncestorId, preparation, request,
+/// result}`.
+pub fn branch_summary_op(
+    dir: &Path,
+    args: &Value,
+    profile: Profile,
+) -> Result<Value, SessionError> {
+    let loaded = load(dir, args, profile)?;
+    let old_leaf = match args.get("oldLeafId") {
+        None => loaded.leaf.clone(),
+        Some(v) => v.as_str().map(str::to_owned),
+    };
+    let target = args["targetId"].as_str().unwrap_or("");
+    let rules = Rules::for_profile(profile);
+    let collected = collect_entries(&loaded.entries, old_leaf.as_deref(), target);
+    let (prep, request, result) = generate_branch_summary(
+        &collected.entries,
+        args["contextWindow"].as_i64().unwrap_or(0),
+        args["reserveTokens"].as_i64().unwrap_or(16384),
+        args["customInstructions"].as_str(),
+        args["stubSummary"].as_str().unwrap_or(""),
+        &rules,
+    );
+    let ids: Vec<Value> = collected
+        .entries
+        .iter()
+        .map(|e| entry_id(e).map_or(Value::Null, Value::from))
+        .collect();
+    Ok(json!({
+        "entries": ids,
+        "commonAncestorId": collected.common_ancestor_id,
+        "preparation": prep.to_json(),
+        "request": request.iter().map(ModelRequest::to_json).collect::<Vec<_>>(),
+        "result": result,
+    }))
+}

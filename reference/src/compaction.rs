@@ -1,0 +1,301 @@
+//! Compaction planning: document 004, "pi-agent Analysis" → "Compaction" and "File Operation Tracking".
+//!
+//! A session that grows past its model's context window is compacted: the older part of the
+//! path is summarised by a model and the recent part is kept. Everything but the model call is
+//! deterministic, and that is what this module plans:
+//!
+//! 1. how many tokens the context holds ([`tokens`]: chars/4 per message, or the last
+//!    assistant's usage plus estimates for what follows it);
+//! 2. whether to compact ([`should_compact`]: `contextTokens > contextWindow − reserveTokens`);
+//! 3. where to cut ([`cut`]: walk back until `keepRecentTokens`, only at a valid cut point);
+//! 4. what to summarise and carry over ([`prepare`]: the messages, a split turn's prefix, the
+//!    previous summary, the file operations);
+//! 5. what the model is asked and what the compaction entry gets ([`summary`]).
+//!
+//! Entries and messages are JSON values, as pi and omp write them (camelCase keys). The two
+//! profiles differ in a handful of rules, gathered in [`Rules`]; a new profile is a new
+//! [`Rules::for_profile`] arm.
+//!
+//! The choice 004 leaves open: 004 says a cut point "must be user or assistant message (never
+//! tool result)", while pi-mono 0.73.1 and omp 13.19.0 also cut at bash executions, custom
+//! messages, branch summaries and `custom_message` entries. Both profiles follow their
+//! implementation ([`CutRule::AnyButToolResult`]); the document's strict reading is
+//! [`CutRule::UserOrAssistant`], kept for a profile that wants it.
+
+use std::collections::{HashMap, HashSet};
+
+use serde_json::{Map, Value};
+
+use crate::model::Profile;
+
+pub mod conversation;
+pub mod cut;
+pub mod messages;
+pub mod prepare;
+pub mod prune;
+pub mod summary;
+pub mod tokens;
+
+pub use cut::{find_cut_point, find_turn_start_index, CutPoint};
+pub use prepare::{prepare_compaction, FileOps, Preparation};
+pub use tokens::{estimate_context_tokens, estimate_tokens, should_compact, ContextTokens};
+
+/// `CompactionSettings` (004): whether compaction runs and its two token budgets, plus omp's
+/// threshold overrides.
+#[derive(Debug, Clone, PartialEq)]
+pub struct Settings {
+    /// `enabled`: when false, [`should_compact`] is always false.
+    pub enabled: bool,
+    /// `reserveTokens`: room left for the prompt and the summary (004: 16384).
+    pub reserve_tokens: i64,
+    /// `keepRecentTokens`: how much recent context the cut keeps (004: 20000).
+    pub keep_recent_tokens: i64,
+    /// omp `strategy`: `"off"` disables compaction like `enabled: false`.
+    pub strategy: Option<String>,
+    /// omp `thresholdPercent`: a percentage of the window, used when positive.
+    pub threshold_percent: Option<f64>,
+    /// omp `thresholdTokens`: a fixed threshold, used first when positive.
+    pub threshold_tokens: Option<f64>,
+}
+
+impl Settings {
+    /// The profile's `DEFAULT_COMPACTION_SETTINGS`.
+    pub fn defaults(profile: Profile) -> Settings {
+        let omp = profile == Profile::Omp;
+        Settings {
+            enabled: true,
+            reserve_tokens: 16384,
+            keep_recent_tokens: 20000,
+            strategy: omp.then(|| "context-full".to_owned()),
+            threshold_percent: omp.then_some(-1.0),
+            threshold_tokens: omp.then_some(-1.0),
+        }
+    }
+
+    /// The defaults with the fields `overrides` names replaced (`{"enabled": false}`, …);
+    /// fields of the wrong type are ignored.
+    pub fn with_overrides(profile: Profile, overrides: &Value) -> Settings {
+        let mut settings = Settings::defaults(profile);
+        if let Some(v) = overrides.get("enabled").and_then(Value::as_bool) {
+            settings.enabled = v;
+        }
+        if let Some(v) = overrides.get("reserveTokens").and_then(Value::as_i64) {
+            settings.reserve_tokens = v;
+        }
+        if let Some(v) = overrides.get("keepRecentTokens").and_then(Value::as_i64) {
+            settings.keep_recent_tokens = v;
+        }
+        if let Some(v) = overrides.get("strategy").and_then(Value::as_str) {
+            settings.strategy = Some(v.to_owned());
+        }
+        if let Some(v) = overrides.get("thresholdPercent").and_then(Value::as_f64) {
+            settings.threshold_percent = Some(v);
+        }
+        if let Some(v) = overrides.get("thresholdTokens").and_then(Value::as_f64) {
+            settings.threshold_tokens = Some(v);
+        }
+        settings
+    }
+}
+
+/// Which entries a cut may start at.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum CutRule {
+    /// pi-mono and omp: any message but a tool result, and `branch_summary` and
+    /// `custom_message` entries.
+    AnyButToolResult,
+    /// Document 004 read strictly: user or assistant messages only.
+    UserOrAssistant,
+}
+
+/// Where `prepareCompaction` starts when the path holds an earlier compaction.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Boundary {
+    /// pi-mono: at the previous compaction's first kept entry (else just after it), so the
+    /// kept messages are summarised again.
+    PreviousFirstKept,
+    /// omp: just after the previous compaction.
+    AfterPreviousCompaction,
+}
+
+/// The per-profile rules of compaction planning.
+// Each flag is one rule of one implementation, named after it; enums would only rename them.
+#[allow(clippy::struct_excessive_bools)]
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct Rules {
+    /// The profile these rules are for.
+    pub profile: Profile,
+    /// The role `estimateTokens` counts like a tool result: pi `custom`, omp `hookMessage`
+    /// (omp counts `custom` messages as 0 tokens).
+    pub custom_role: &'static str,
+    /// Valid cut points.
+    pub cut_rule: CutRule,
+    /// Where preparation starts after an earlier compaction.
+    pub boundary: Boundary,
+    /// omp: `tokensBefore` is the last usage, `keepRecentTokens` is scaled by the ratio of
+    /// real to estimated tokens, and a plan with nothing to summarise is no plan.
+    pub usage_scaled: bool,
+    /// omp: `shouldCompact` reserves `max(15% of the window, reserveTokens)`, and honours
+    /// `strategy` and the thresholds.
+    pub effective_reserve: bool,
+    /// omp: a compaction also asks for a short summary of the kept messages.
+    pub short_summary: bool,
+    /// omp: the file lists are written by its template (at most 20 names each) and replace
+    /// any lists already in the summary (`upsertFileOperations`).
+    pub upsert_file_lists: bool,
+}
+
+impl Rules {
+    /// The rules of `profile`.
+    pub fn for_profile(profile: Profile) -> Rules {
+        match profile {
+            Profile::Pi => Rules {
+                profile,
+                custom_role: "custom",
+                cut_rule: CutRule::AnyButToolResult,
+                boundary: Boundary::PreviousFirstKept,
+                usage_scaled: false,
+                effective_reserve: false,
+                short_summary: false,
+                upsert_file_lists: false,
+            },
+            Profile::Omp => Rules {
+                profile,
+                custom_role: "hookMessage",
+                cut_rule: CutRule::AnyButToolResult,
+                boundary: Boundary::AfterPreviousCompaction,
+                usage_scaled: true,
+                effective_reserve: true,
+                short_summary: true,
+                upsert_file_lists: true,
+            },
+        }
+    }
+}
+
+/// The path from the root to `leaf` (the last entry when `leaf` is `None` or unknown), as
+/// `getBranch` walks it: parent by parent, stopping at an entry already passed.
+pub fn path_to<'a>(entries: &'a [Value], leaf: Option<&str>) -> Vec<&'a Value> {
+    let mut index: HashMap<&str, &Value> = HashMap::new();
+    for entry in entries {
+        if let Some(id) = entry_id(entry) {
+            index.insert(id, entry);
+        }
+    }
+    let by_id = |id: &str| index.get(id).copied();
+    let start = leaf.and_then(by_id).or_else(|| entries.last());
+    let mut path: Vec<&Value> = Vec::new();
+    let mut seen = HashSet::new();
+    let mut current = start;
+    while let Some(entry) = current {
+        if !seen.insert(std::ptr::from_ref(entry)) {
+            break;
+        }
+        path.push(entry);
+        current = entry
+            .get("parentId")
+            .and_then(Value::as_str)
+            .and_then(by_id);
+    }
+    path.reverse();
+    path
+}
+
+/// The path from `leaf` back to the root, as [`path_to`], for an explicit leaf only
+/// (`None` when `leaf` is not an entry).
+pub fn branch_of<'a>(entries: &'a [Value], leaf: &str) -> Option<Vec<&'a Value>> {
+    entries
+        .iter()
+        .any(|e| entry_id(e) == Some(leaf))
+        .then(|| path_to(entries, Some(leaf)))
+}
+
+/// An entry's `type`, or `""`.
+pub fn entry_type(entry: &Value) -> &str {
+    entry.get("type").and_then(Value::as_str).unwrap_or("")
+}
+
+/// An entry's `id`, when it is a string.
+pub fn entry_id(entry: &Value) -> Option<&str> {
+    entry.get("id").and_then(Value::as_str)
+}
+
+/// A message entry's `message.role`, or `""` (also for entries that are not messages).
+pub fn message_role(entry: &Value) -> &str {
+    if entry_type(entry) != "message" {
+        return "";
+    }
+    entry["message"]
+        .get("role")
+        .and_then(Value::as_str)
+        .unwrap_or("")
+}
+
+/// A JSON object from key-value pairs, leaving out the `None` values (JavaScript drops
+/// `undefined` fields when it writes JSON).
+pub(crate) fn object<const N: usize>(fields: [(&str, Option<Value>); N]) -> Value {
+    let mut map = Map::new();
+    for (key, value) in fields {
+        if let Some(value) = value {
+            map.insert(key.to_owned(), value);
+        }
+    }
+    Value::Object(map)
+}
+
+/// A string's length as JavaScript counts it: UTF-16 code units.
+pub(crate) fn js_len(text: &str) -> i64 {
+    i64::try_from(text.encode_utf16().count()).unwrap_or(i64::MAX)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use serde_json::json;
+
+    #[test]
+    fn path_to_walks_parents_and_defaults_to_the_last_entry() {
+        let entries = vec![
+            json!({"type":"message","id":"a","parentId":null}),
+            json!({"type":"message","id":"b","parentId":"a"}),
+            json!({"type":"message","id":"c","parentId":"a"}),
+        ];
+        let ids = |p: Vec<&Value>| {
+            p.iter()
+                .filter_map(|e| entry_id(e))
+                .map(str::to_owned)
+                .collect::<Vec<_>>()
+        };
+        assert_eq!(ids(path_to(&entries, None)), ["a", "c"]);
+        assert_eq!(ids(path_to(&entries, Some("b"))), ["a", "b"]);
+        assert_eq!(ids(path_to(&entries, Some("zz"))), ["a", "c"]);
+        assert!(branch_of(&entries, "zz").is_none());
+    }
+
+    #[test]
+    fn path_to_stops_at_a_cycle() {
+        let entries = vec![
+            json!({"type":"message","id":"a","parentId":"b"}),
+            json!({"type":"message","id":"b","parentId":"a"}),
+        ];
+        assert_eq!(path_to(&entries, None).len(), 2);
+    }
+
+    #[test]
+    fn omp_defaults_carry_its_strategy_and_thresholds() {
+        let s = Settings::defaults(Profile::Omp);
+        assert_eq!(s.strategy.as_deref(), Some("context-full"));
+        assert_eq!((s.reserve_tokens, s.keep_recent_tokens), (16384, 20000));
+        let s = Settings::with_overrides(
+            Profile::Pi,
+            &json!({"enabled": false, "keepRecentTokens": 5}),
+        );
+        assert!(!s.enabled);
+        assert_eq!(s.keep_recent_tokens, 5);
+    }
+
+    #[test]
+    fn js_len_counts_utf16_units() {
+        assert_eq!(js_len("a😀"), 3);
+    }
+}
