@@ -5,12 +5,15 @@
 //! Sessions: about 1, 10 and 100 MB of ~1 KB entries (a branch every 50 entries, a
 //! compaction every 500), and a chain of 1,000,000 small entries. For each it times, in a
 //! fresh process per implementation and operation (the reference: per run): load, context at
-//! the leaf, get_tree (median of 5 runs; 9 for the reference), and 10,000 appends with fsync off and on (median of 3 runs). It
+//! the leaf, get_tree (median of 5 runs; 9 for the reference), and 10,000 appends with fsync off and on (median of 3 runs);
+//! and end to end (`e2e`), a fresh process per run: the CLI's `context FILE` against each real
+//! implementation's open + buildSessionContext (omp 13.19.0, and 18.x as a column of its own). It
 //! reports peak memory from the operating system (`VmHWM`), a bare serde_json parse of
 //! every line as the floor, ratios against the other implementations measured in the same
 //! run, and how each operation grows from 1 to 10 to 100 MB.
 //!
 //! `BENCH_SIZES_MB=1,10` picks the sizes (default 1,10,100); `BENCH_CHAIN=0` skips the chain;
+//! `BENCH_ANCHOR=FILE` adds a session file as it is (the 120 MB anchor of `make_anchor_session.py`);
 //! `BENCH_REAL=0` runs the reference only.
 
 use std::fmt::Write as _;
@@ -39,8 +42,16 @@ const CHAIN: usize = 1_000_000;
 /// A real implementation that takes longer than this on one measurement is stopped.
 const TIMEOUT_SECS: u64 = 300;
 
-const OPS: [&str; 6] = ["floor", "load", "context", "tree", "append", "append-fsync"];
-const IMPLS: [&str; 3] = ["reference", "pi-mono", "omp"];
+const OPS: [&str; 7] = [
+    "floor",
+    "load",
+    "context",
+    "tree",
+    "append",
+    "append-fsync",
+    "e2e",
+];
+const IMPLS: [&str; 4] = ["reference", "pi-mono", "omp", "omp-18"];
 
 /// One measurement: a session, an operation, an implementation.
 struct Row {
@@ -69,6 +80,10 @@ fn main() {
         let entries = write_session(&file, mb * 1024 * 1024);
         eprintln!("{mb} MB: {entries} entries");
         sessions.push((format!("{mb} MB"), file));
+    }
+    if let Some(anchor) = std::env::var_os("BENCH_ANCHOR") {
+        // The 120 MB session of `shared/bench/make_anchor_session.py`, which the issues' targets use.
+        sessions.push(("anchor".to_owned(), std::path::PathBuf::from(anchor)));
     }
     if std::env::var("BENCH_CHAIN").map_or(true, |v| v != "0") {
         let file = root.path().join("chain.jsonl");
@@ -161,7 +176,9 @@ fn message(id: &str, parent: &Value, assistant: bool, text: &str) -> Value {
 
 /// Runs one measurement in its own process; `{medianMs, runs, peakRssBytes}` or `{error}`.
 fn measure(implementation: &str, op: &str, file: &Path) -> Value {
-    let here = Path::new(env!("CARGO_MANIFEST_DIR"));
+    if op == "e2e" {
+        return measure_e2e(implementation, file);
+    }
     let runs = if op.starts_with("append") {
         APPEND_RUNS
     } else {
@@ -176,17 +193,40 @@ fn measure(implementation: &str, op: &str, file: &Path) -> Value {
             };
             return measure_reference(op, file, runs);
         }
+        real => real_script(real),
+    };
+    run(real_command(implementation, script, op, file, runs))
+}
+
+/// The command line of a real implementation's bench script.
+fn real_script(implementation: &str) -> Vec<std::ffi::OsString> {
+    let here = Path::new(env!("CARGO_MANIFEST_DIR"));
+    match implementation {
         "pi-mono" => vec![
             "node".into(),
             here.join("adapters/pi-mono/bench.mjs").into_os_string(),
         ],
-        _ => vec![
-            here.join("adapters/omp/node_modules/@oven/bun-linux-x64/bin/bun")
-                .into_os_string(),
+        // omp 13.19.0 and 18.x share omp's bench script, each with its own Bun.
+        omp => vec![
+            here.join(format!(
+                "adapters/{omp}/node_modules/@oven/bun-linux-x64/bin/bun"
+            ))
+            .into_os_string(),
             here.join("adapters/omp/bench.ts").into_os_string(),
         ],
-    };
-    // coreutils `timeout` stops an implementation that hangs.
+    }
+}
+
+/// A real implementation's bench script for `op` on `file`, stopped by coreutils
+/// `timeout` if it hangs; omp 18.x is pointed at its own package.
+fn real_command(
+    implementation: &str,
+    script: Vec<std::ffi::OsString>,
+    op: &str,
+    file: &Path,
+    runs: usize,
+) -> Command {
+    let here = Path::new(env!("CARGO_MANIFEST_DIR"));
     let mut command = Command::new("timeout");
     command
         .arg(TIMEOUT_SECS.to_string())
@@ -194,7 +234,71 @@ fn measure(implementation: &str, op: &str, file: &Path) -> Value {
         .arg(op)
         .arg(file)
         .arg(runs.to_string());
-    run(command)
+    if implementation == "omp-18" {
+        command.env(
+            "OMP_PKG_DIR",
+            here.join("adapters/omp-18/node_modules/@oh-my-pi/pi-coding-agent"),
+        );
+    }
+    command
+}
+
+/// End to end, as a user runs it, a fresh process per run: the CLI's `context FILE`
+/// with its output (to /dev/null), timed from outside and its peak read by
+/// `/usr/bin/time`; a real implementation's open + buildSessionContext, timed from its
+/// process's start. The median time and the highest peak.
+fn measure_e2e(implementation: &str, file: &Path) -> Value {
+    let mut times = Vec::new();
+    let mut peak = 0;
+    for _ in 0..RUNS {
+        let result = if implementation == "reference" {
+            cli_context(file)
+        } else {
+            run(real_command(
+                implementation,
+                real_script(implementation),
+                "e2e",
+                file,
+                1,
+            ))
+        };
+        let Some(ms) = result["medianMs"].as_f64() else {
+            return result;
+        };
+        times.push(ms);
+        peak = peak.max(result["peakRssBytes"].as_u64().unwrap_or(0));
+    }
+    times.sort_by(f64::total_cmp);
+    json!({"impl": implementation, "op": "e2e", "runs": times, "medianMs": times[times.len() / 2], "peakRssBytes": peak})
+}
+
+/// One `session-conformance context FILE --profile omp > /dev/null` in a fresh process.
+fn cli_context(file: &Path) -> Value {
+    let mut command = Command::new("/usr/bin/time");
+    command
+        .args(["-f", "%M"])
+        .arg(env!("CARGO_BIN_EXE_session-conformance"))
+        .arg("context")
+        .arg(file)
+        .args(["--profile", "omp"])
+        .stdin(Stdio::null())
+        .stdout(Stdio::null())
+        .stderr(Stdio::piped());
+    let start = Instant::now();
+    let output = match command.output() {
+        Ok(output) => output,
+        Err(e) => return json!({"error": format!("/usr/bin/time: {e}")}),
+    };
+    let ms = elapsed_ms(start);
+    if !output.status.success() {
+        return json!({"error": String::from_utf8_lossy(&output.stderr).trim().to_owned()});
+    }
+    let kb = String::from_utf8_lossy(&output.stderr)
+        .lines()
+        .last()
+        .and_then(|l| l.trim().parse::<u64>().ok())
+        .unwrap_or(0);
+    json!({"medianMs": ms, "peakRssBytes": kb * 1024})
 }
 
 /// Each run of the reference in a fresh process, as a user's first load is: no run
@@ -342,8 +446,11 @@ fn megabytes(bytes: u64) -> f64 {
 /// The results as Markdown: the table, the scaling and the figures against the targets.
 fn report(rows: &[Row], sizes: &[(String, u64)]) -> String {
     let mut out = String::new();
-    let _ = writeln!(out, "| session | op | reference ms | pi-mono ms (× ref) | omp ms (× ref) | reference peak MB (× file) | pi-mono / omp peak MB |");
-    let _ = writeln!(out, "| --- | --- | ---: | ---: | ---: | ---: | ---: |");
+    let _ = writeln!(out, "| session | op | reference ms | pi-mono ms (× ref) | omp 13 ms (× ref) | omp 18 ms (× ref) | reference peak MB (× file) | pi-mono / omp 13 / omp 18 peak MB |");
+    let _ = writeln!(
+        out,
+        "| --- | --- | ---: | ---: | ---: | ---: | ---: | ---: |"
+    );
     for (session, file_bytes) in sizes {
         for op in OPS {
             let Some(reference) = find(rows, session, op, "reference") else {
@@ -373,15 +480,17 @@ fn report(rows: &[Row], sizes: &[(String, u64)]) -> String {
             );
             let _ = writeln!(
                 out,
-                "| {session} | {op} | {} | {} | {} | {reference_peak} | {} / {} |",
+                "| {session} | {op} | {} | {} | {} | {} | {reference_peak} | {} / {} / {} |",
                 ms.map_or_else(
                     || describe_failure(&reference.result),
                     |m| format!("{m:.1}")
                 ),
                 cell("pi-mono"),
                 cell("omp"),
+                cell("omp-18"),
                 peak(find(rows, session, op, "pi-mono")),
                 peak(find(rows, session, op, "omp")),
+                peak(find(rows, session, op, "omp-18")),
             );
         }
     }
@@ -438,6 +547,7 @@ fn scaling(rows: &[Row], sizes: &[(String, u64)]) -> String {
 fn targets(rows: &[Row], sizes: &[(String, u64)]) -> String {
     let mut out = String::from("Against the targets:\n\n");
     for (session, file_bytes) in sizes {
+        out.push_str(&e2e_targets(rows, session, *file_bytes));
         let sum = |implementation: &str| {
             Some(
                 median_ms(rows, session, "load", implementation)?
@@ -479,6 +589,35 @@ fn targets(rows: &[Row], sizes: &[(String, u64)]) -> String {
                 megabytes(*file_bytes)
             );
         }
+    }
+    out
+}
+
+/// The end-to-end targets of #18: the CLI's `context` at most a third of omp 18.x's
+/// open + buildSessionContext and a sixth of pi-mono's, its peak at most 1.25× the file.
+fn e2e_targets(rows: &[Row], session: &str, file_bytes: u64) -> String {
+    let mut out = String::new();
+    let Some(cli) = median_ms(rows, session, "e2e", "reference") else {
+        return out;
+    };
+    for (implementation, most) in [("omp-18", 1.0 / 3.0), ("pi-mono", 1.0 / 6.0)] {
+        if let Some(real) = median_ms(rows, session, "e2e", implementation) {
+            let ratio = cli / real.max(1e-9);
+            let _ = writeln!(
+                out,
+                "- {session}: CLI context {cli:.0} ms against {implementation} {real:.0} ms: {ratio:.2}× (target ≤ {most:.2}×)"
+            );
+        }
+    }
+    if let Some(peak) =
+        find(rows, session, "e2e", "reference").and_then(|r| r.result["peakRssBytes"].as_u64())
+    {
+        let _ = writeln!(
+            out,
+            "- {session}: CLI context peak {:.0} MB is {:.2}× the file (target ≤ 1.25×)",
+            megabytes(peak),
+            megabytes(peak) / megabytes(file_bytes).max(1e-9)
+        );
     }
     out
 }
