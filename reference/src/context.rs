@@ -14,8 +14,7 @@ use serde_json::value::RawValue;
 use std::borrow::Cow;
 
 use crate::dialect::Dialect;
-use crate::ids::parse_iso_ms;
-use crate::model::{Entry, EntryKind, Profile};
+use crate::model::{time_ms, Entry, EntryKind, Profile};
 use crate::raw::{as_string, is_truthy, raw, to_raw, RawObject};
 use crate::tree::Tree;
 
@@ -162,22 +161,9 @@ pub(crate) fn js_string(value: Option<&RawValue>) -> String {
 
 /// `new Date(entry.timestamp).getTime()`: milliseconds, or `null` for NaN.
 fn js_time(obj: &RawObject<'_>) -> Box<RawValue> {
-    let ms = match obj.get("timestamp") {
-        Some(v) if v.get().starts_with('"') => as_string(v).and_then(|s| parse_iso_ms(&s)),
-        Some(v) => v
-            .get()
-            .parse::<f64>()
-            .ok()
-            .filter(|n| n.is_finite() && n.fract() == 0.0)
-            .map(|n| {
-                // A whole, finite number of milliseconds; JavaScript prints it as an integer.
-                #[allow(clippy::cast_possible_truncation)]
-                let ms = n as i64;
-                ms
-            }),
-        None => None,
-    };
-    ms.map_or_else(|| raw("null".to_owned()), |ms| to_raw(&ms))
+    obj.get("timestamp")
+        .and_then(time_ms)
+        .map_or_else(|| raw("null".to_owned()), |ms| to_raw(&ms))
 }
 
 /// A compact JSON object of the present fields, in order.

@@ -226,8 +226,9 @@ impl Entry {
 /// far from the epoch (`Date` stops at ±8.64e15 ms).
 pub const NO_TIME: i64 = i64::MIN;
 
-/// A `timestamp` value in milliseconds since the epoch (see [`Entry::time_ms`]).
-fn time_ms(value: &RawValue) -> Option<i64> {
+/// A `timestamp` value in milliseconds since the epoch, as `new Date(value).getTime()`
+/// gives them (see [`Entry::time_ms`]); `None` for NaN.
+pub(crate) fn time_ms(value: &RawValue) -> Option<i64> {
     if value.get().starts_with('"') {
         return as_str(value).and_then(|text| parse_iso_ms(&text));
     }

@@ -97,8 +97,7 @@ fn externalize_image(item: &mut Value, blobs: &mut Vec<PendingBlob>) -> bool {
 /// Truncates, in place, a string longer than [`MAX_PERSIST_CHARS`] UTF-16 units;
 /// reports whether it did (`false`: it fits).
 pub fn truncate(s: &mut String) -> bool {
-    // A UTF-8 string has at least as many bytes as UTF-16 units: short strings fit.
-    if s.len() <= MAX_PERSIST_CHARS || utf16_len(s) <= MAX_PERSIST_CHARS {
+    if utf16_len(s) <= MAX_PERSIST_CHARS {
         return false;
     }
     let keep = MAX_PERSIST_CHARS - utf16_len(TRUNCATION_NOTICE);
@@ -107,46 +106,19 @@ pub fn truncate(s: &mut String) -> bool {
     true
 }
 
-/// The length of a string as JavaScript counts it: one UTF-16 unit per character,
-/// two for a character beyond the BMP (the ones UTF-8 writes in 4 bytes).
+/// The length of a string as JavaScript counts it: UTF-16 code units.
 pub fn utf16_len(s: &str) -> usize {
-    s.as_bytes().chunks(BLOCK).map(block_units).sum()
-}
-
-/// Bytes counted at a time: a block's units (at most 2 a byte) fit in a `u8`, and
-/// summing `u8`s lets the count run many bytes per instruction.
-const BLOCK: usize = 127;
-
-/// The UTF-16 units of the characters that start in `block`.
-fn block_units(block: &[u8]) -> usize {
-    usize::from(block.iter().map(|&b| byte_units(b)).sum::<u8>())
-}
-
-/// The UTF-16 units of the character a UTF-8 byte starts: none for a continuation
-/// byte, two for the first byte of a 4-byte character (a surrogate pair), else one.
-fn byte_units(byte: u8) -> u8 {
-    u8::from(!(0x80..0xC0).contains(&byte)) + u8::from(byte >= 0xF0)
+    s.encode_utf16().count()
 }
 
 /// The byte length of the longest prefix of `s` that fits in `units` UTF-16 units
 /// without splitting a character (a surrogate pair is kept whole or dropped whole).
 pub(crate) fn utf16_prefix_end(s: &str, units: usize) -> usize {
-    // Whole blocks while they fit, then byte by byte. A character's units are
-    // counted at its first byte, so the end found is a character boundary.
     let mut used = 0;
-    let mut start = 0;
-    for block in s.as_bytes().chunks(BLOCK) {
-        let block_units = block_units(block);
-        if used + block_units > units {
-            break;
-        }
-        used += block_units;
-        start += block.len();
-    }
-    for (i, &byte) in s.as_bytes().iter().enumerate().skip(start) {
-        used += usize::from(byte_units(byte));
+    for (at, c) in s.char_indices() {
+        used += c.len_utf16();
         if used > units {
-            return i;
+            return at;
         }
     }
     s.len()
@@ -197,36 +169,25 @@ mod tests {
         utf16_len(s)
     }
 
-    /// The counts by bytes agree with counting characters, at every cut of strings
-    /// that mix 1-, 2-, 3- and 4-byte characters across block boundaries.
     #[test]
-    fn utf16_counts_by_bytes_agree_with_characters() {
-        let samples = [
-            String::new(),
-            "x".repeat(300),
-            "\u{e9}".repeat(200),
-            "\u{20ac}\u{1F600}a".repeat(90),
-            format!("{}\u{1F600}{}", "x".repeat(126), "y".repeat(130)),
-            format!("{}\u{e9}", "x".repeat(BLOCK - 1)),
+    fn utf16_counts_and_prefixes_never_split_a_pair() {
+        // (text, units) -> (its UTF-16 length, the byte end of the prefix that fits)
+        let cases = [
+            ("", 0, 0, 0),
+            ("abc", 2, 3, 2),
+            ("a\u{1F600}b", 1, 4, 1),
+            ("a\u{1F600}b", 2, 4, 1),
+            ("a\u{1F600}b", 3, 4, 5),
+            ("\u{e9}\u{20ac}", 1, 2, 2),
+            ("\u{e9}\u{20ac}", 9, 2, 5),
         ];
-        for s in &samples {
-            let by_chars: usize = s.chars().map(char::len_utf16).sum();
-            assert_eq!(utf16_len(s), by_chars, "{s:?}");
-            for units in 0..=by_chars + 1 {
-                let mut used = 0;
-                let expected = s
-                    .char_indices()
-                    .find(|(_, c)| {
-                        used += c.len_utf16();
-                        used > units
-                    })
-                    .map_or(s.len(), |(i, _)| i);
-                assert_eq!(
-                    utf16_prefix_end(s, units),
-                    expected,
-                    "{units} units of {s:?}"
-                );
-            }
+        for (text, units, len, end) in cases {
+            assert_eq!(utf16_len(text), len, "{text:?}");
+            assert_eq!(
+                utf16_prefix_end(text, units),
+                end,
+                "{units} units of {text:?}"
+            );
         }
     }
 

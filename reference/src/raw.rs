@@ -304,32 +304,6 @@ fn is_zero(text: &str) -> bool {
     text.parse::<f64>().is_ok_and(|n| n == 0.0)
 }
 
-/// An object key borrowed from the JSON text when it has no escapes. (serde reads a
-/// `Cow<str>` as an owned copy every time: one allocation per key of every line.)
-pub(crate) struct Key<'de>(pub(crate) Cow<'de, str>);
-
-impl<'de> Deserialize<'de> for Key<'de> {
-    fn deserialize<D: Deserializer<'de>>(deserializer: D) -> Result<Self, D::Error> {
-        struct KeyVisitor;
-        impl<'de> Visitor<'de> for KeyVisitor {
-            type Value = Key<'de>;
-            fn expecting(&self, f: &mut fmt::Formatter) -> fmt::Result {
-                f.write_str("an object key")
-            }
-            fn visit_borrowed_str<E: de::Error>(self, v: &'de str) -> Result<Self::Value, E> {
-                Ok(Key(Cow::Borrowed(v)))
-            }
-            fn visit_str<E: de::Error>(self, v: &str) -> Result<Self::Value, E> {
-                Ok(Key(Cow::Owned(v.to_owned())))
-            }
-            fn visit_string<E: de::Error>(self, v: String) -> Result<Self::Value, E> {
-                Ok(Key(Cow::Owned(v)))
-            }
-        }
-        deserializer.deserialize_str(KeyVisitor)
-    }
-}
-
 impl<'de: 'a, 'a> Deserialize<'de> for RawObject<'a> {
     fn deserialize<D: Deserializer<'de>>(deserializer: D) -> Result<Self, D::Error> {
         struct ObjectVisitor;
@@ -340,9 +314,9 @@ impl<'de: 'a, 'a> Deserialize<'de> for RawObject<'a> {
             }
             fn visit_map<A: MapAccess<'de>>(self, mut map: A) -> Result<Self::Value, A::Error> {
                 let mut pairs = Vec::with_capacity(map.size_hint().unwrap_or(8));
-                while let Some(Key(key)) = map.next_key()? {
+                while let Some(key) = map.next_key::<String>()? {
                     let value: &'de RawValue = map.next_value()?;
-                    pairs.push((key, Cow::Borrowed(value)));
+                    pairs.push((Cow::Owned(key), Cow::Borrowed(value)));
                 }
                 Ok(RawObject { pairs })
             }
