@@ -72,8 +72,19 @@ impl Storage for FileStorage {
         Ok(())
     }
 
+    /// Writes a new file beside `path` and renames it over `path`: a reader sees the
+    /// old file or the new one, whole. The new file keeps the old one's permissions, and
+    /// a symbolic link is rewritten at its target, so the link stays a link.
     fn write_atomic(&mut self, path: &Path, bytes: &[u8]) -> io::Result<()> {
         self.open = None;
+        let linked = fs::symlink_metadata(path).is_ok_and(|m| m.file_type().is_symlink());
+        let target = if linked {
+            fs::canonicalize(path).unwrap_or_else(|_| path.to_owned())
+        } else {
+            path.to_owned()
+        };
+        let path = target.as_path();
+        let permissions = fs::metadata(path).ok().map(|m| m.permissions());
         let dir = path
             .parent()
             .filter(|d| !d.as_os_str().is_empty())
@@ -86,6 +97,9 @@ impl Storage for FileStorage {
         let temp = dir.join(format!(".{name}.{}.tmp", std::process::id()));
         let result = (|| {
             let mut file = File::create(&temp)?;
+            if let Some(permissions) = permissions {
+                file.set_permissions(permissions)?;
+            }
             file.write_all(bytes)?;
             file.sync_all()?;
             drop(file);
@@ -227,6 +241,29 @@ mod tests {
         assert_eq!(fs::read(&path).unwrap(), b"c\n");
         let leftovers: Vec<_> = fs::read_dir(path.parent().unwrap()).unwrap().collect();
         assert_eq!(leftovers.len(), 1, "no temp file is left behind");
+    }
+
+    #[cfg(unix)]
+    #[test]
+    fn rewrites_keep_the_mode_and_the_link() {
+        use std::os::unix::fs::PermissionsExt;
+        let dir = tempfile::tempdir().unwrap();
+        let target = dir.path().join("target.jsonl");
+        fs::write(&target, b"a\n").unwrap();
+        fs::set_permissions(&target, fs::Permissions::from_mode(0o600)).unwrap();
+        let link = dir.path().join("link.jsonl");
+        std::os::unix::fs::symlink(&target, &link).unwrap();
+        let mut storage = FileStorage::default();
+        storage.write_atomic(&link, b"b\n").unwrap();
+        assert!(fs::symlink_metadata(&link)
+            .unwrap()
+            .file_type()
+            .is_symlink());
+        assert_eq!(fs::read(&target).unwrap(), b"b\n");
+        storage.write_atomic(&target, b"c\n").unwrap();
+        let mode = fs::metadata(&target).unwrap().permissions().mode() & 0o777;
+        assert_eq!(mode, 0o600);
+        assert_eq!(fs::read(&link).unwrap(), b"c\n");
     }
 
     #[test]

@@ -110,15 +110,24 @@ pub fn encode_cwd(cwd: &str) -> String {
 
 /// The terminal id: from the TTY path (`/dev/pts/3` → `pts-3`), else the first terminal
 /// environment variable that is set ([`TERMINAL_ENV`]). `None` when the terminal is unknown.
+///
+/// The id names a breadcrumb file, so it is always one path component: `/`, `\\` and
+/// NUL become `-`, and a TTY path that would give `.` or `..` gives no id.
 pub fn terminal_id(tty: Option<&str>, env: &dyn Fn(&str) -> Option<String>) -> Option<String> {
     if let Some(rest) = tty.and_then(|t| t.strip_prefix("/dev/")) {
-        return Some(rest.replace('/', "-"));
+        let id = one_component(rest);
+        return (!matches!(id.as_str(), "" | "." | "..")).then_some(id);
     }
     TERMINAL_ENV.iter().find_map(|(name, prefix)| {
         env(name)
             .filter(|v| !v.is_empty())
-            .map(|v| format!("{prefix}{v}"))
+            .map(|v| format!("{prefix}{}", one_component(&v)))
     })
+}
+
+/// `text` with every path separator (and NUL) replaced by `-`.
+fn one_component(text: &str) -> String {
+    text.replace(['/', '\\', '\0'], "-")
 }
 
 /// A terminal breadcrumb: the cwd and the session file it last used.
@@ -266,6 +275,25 @@ mod tests {
         assert_eq!(terminal_id(Some("not-a-dev"), &|_| None), None);
         let kitty = |k: &str| (k != "WT_SESSION").then(|| "1".to_owned());
         assert_eq!(terminal_id(None, &kitty).as_deref(), Some("kitty-1"));
+    }
+
+    #[test]
+    fn terminal_ids_are_one_path_component() {
+        let hostile =
+            |k: &str| (k == "KITTY_WINDOW_ID").then(|| "/../../../../tmp/OWNED".to_owned());
+        assert_eq!(
+            terminal_id(None, &hostile).as_deref(),
+            Some("kitty--..-..-..-..-tmp-OWNED")
+        );
+        let windows = |k: &str| (k == "WT_SESSION").then(|| "..\\..\\x\0y".to_owned());
+        assert_eq!(terminal_id(None, &windows).as_deref(), Some("wt-..-..-x-y"));
+        for tty in ["/dev/..", "/dev/.", "/dev/"] {
+            assert_eq!(terminal_id(Some(tty), &|_| None), None, "{tty}");
+        }
+        assert_eq!(
+            terminal_id(Some("/dev/../etc"), &|_| None).as_deref(),
+            Some("..-etc")
+        );
     }
 
     #[test]
