@@ -100,9 +100,11 @@ pub fn put(storage: &mut dyn Storage, dir: &Path, bytes: &[u8]) -> std::io::Resu
     Ok(blob)
 }
 
-/// Reads a blob; `None` when it is missing.
+/// Reads a blob; `None` when it is missing, or when its content does not hash to its
+/// name (a damaged or planted file is never served as the blob).
 pub fn get(storage: &dyn Storage, dir: &Path, blob: &BlobRef) -> Option<Vec<u8>> {
-    storage.read(&blob.path_in(dir)).ok().flatten()
+    let bytes = storage.read(&blob.path_in(dir)).ok().flatten()?;
+    (BlobRef::for_bytes(&bytes) == *blob).then_some(bytes)
 }
 
 fn hex(bytes: &[u8]) -> String {
@@ -119,6 +121,16 @@ fn hex(bytes: &[u8]) -> String {
 mod tests {
     use super::*;
     use crate::storage::MemoryStorage;
+
+    #[test]
+    fn a_blob_whose_content_does_not_match_its_name_is_missing() {
+        let mut storage = MemoryStorage::default();
+        let dir = Path::new("/blobs");
+        let blob = put(&mut storage, dir, b"image").expect("put");
+        assert_eq!(get(&storage, dir, &blob).as_deref(), Some(&b"image"[..]));
+        storage.files.insert(blob.path_in(dir), b"planted".to_vec());
+        assert_eq!(get(&storage, dir, &blob), None);
+    }
 
     #[test]
     fn refs_parse_strictly() {
