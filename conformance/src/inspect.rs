@@ -117,25 +117,34 @@ pub fn tree_json(file: &Path, profile: Profile) -> Result<Value, InspectError> {
     Ok(execute::tree_output(&open(file, profile)?)["nodes"].clone())
 }
 
+/// Branch levels drawn as indentation in [`tree_text`]; deeper ones are numbered.
+const MAX_LEVELS: usize = 24;
+
 /// The tree as an indented picture: a branch point indents its children; the leaf is marked.
 pub fn tree_text(file: &Path, profile: Profile) -> Result<String, InspectError> {
     let sm = open(file, profile)?;
     let nodes = sm.get_tree();
     // Pre-order: a node's parent is printed first and leaves it its prefix and connector.
-    // A chain stays in its column; a branch point gives each child a connector.
-    let mut layout: HashMap<&str, (String, &'static str)> = HashMap::new();
+    // A chain stays in its column; a branch point gives each child a connector. Past
+    // `MAX_LEVELS` branch levels the prefix stops growing and the line says how many
+    // levels deeper it is (`[+N]`), so the picture grows linearly with the session.
+    let mut layout: HashMap<&str, (String, &'static str, usize)> = HashMap::new();
     let mut out = String::new();
     let leaf = sm.leaf_id();
     for node in &nodes {
-        let (prefix, connector) = layout.remove(node.id()).unwrap_or_default();
-        let child_prefix = format!(
-            "{prefix}{}",
-            match connector {
-                "├─ " => "│  ",
-                "└─ " => "   ",
-                _ => "",
-            }
-        );
+        let (prefix, connector, levels) = layout.remove(node.id()).unwrap_or_default();
+        let indent = match connector {
+            "├─ " => "│  ",
+            "└─ " => "   ",
+            _ => "",
+        };
+        let (child_prefix, child_levels) = if indent.is_empty() {
+            (prefix.clone(), levels)
+        } else if levels < MAX_LEVELS {
+            (format!("{prefix}{indent}"), levels + 1)
+        } else {
+            (prefix.clone(), levels + 1)
+        };
         let last = node.children.len().saturating_sub(1);
         for (i, child) in node.child_ids().enumerate() {
             let child_connector = match (node.children.len(), i == last) {
@@ -143,8 +152,14 @@ pub fn tree_text(file: &Path, profile: Profile) -> Result<String, InspectError> 
                 (_, true) => "└─ ",
                 (_, false) => "├─ ",
             };
-            layout.insert(child, (child_prefix.clone(), child_connector));
+            layout.insert(child, (child_prefix.clone(), child_connector, child_levels));
         }
+        let deeper = levels.saturating_sub(MAX_LEVELS);
+        let depth = if deeper > 0 {
+            format!("[+{deeper}] ")
+        } else {
+            String::new()
+        };
         let what = describe(&sm.resolved(node.entry));
         let label = node
             .label
@@ -157,7 +172,7 @@ pub fn tree_text(file: &Path, profile: Profile) -> Result<String, InspectError> 
         };
         let _ = writeln!(
             out,
-            "{prefix}{connector}{} {}{what}{label}{marker}",
+            "{prefix}{depth}{connector}{} {}{what}{label}{marker}",
             node.id(),
             node.entry_type()
         );
@@ -193,5 +208,47 @@ fn describe(entry: &Value) -> String {
         Some("compaction" | "branch_summary") => snippet(&entry["summary"]),
         Some("custom_message") => snippet(&entry["content"]),
         _ => String::new(),
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// A comb: every entry is a branch point with one leaf child and one child that
+    /// carries on, `teeth` levels deep.
+    fn comb(teeth: usize) -> String {
+        let mut text = String::from(
+            r#"{"type":"session","version":3,"id":"s","timestamp":"2025-01-01T00:00:00.000Z","cwd":"/w"}"#,
+        );
+        text.push('\n');
+        let mut parent = "null".to_owned();
+        for n in 0..teeth {
+            for (id, ts) in [(format!("t{n:07}"), "01"), (format!("s{n:07}"), "02")] {
+                let _ = writeln!(
+                    text,
+                    r#"{{"type":"custom","customType":"x","id":"{id}","parentId":{parent},"timestamp":"2025-01-01T00:00:{ts}.000Z"}}"#
+                );
+            }
+            parent = format!("\"s{n:07}\"");
+        }
+        text
+    }
+
+    #[test]
+    fn the_text_tree_grows_linearly_with_depth() {
+        let dir = tempfile::tempdir().expect("dir");
+        let file = dir.path().join("comb.jsonl");
+        let teeth = 2_000;
+        std::fs::write(&file, comb(teeth)).expect("write");
+        let text = tree_text(&file, Profile::Omp).expect("tree");
+        assert_eq!(text.lines().count(), 2 * teeth);
+        let widest = text.lines().map(str::len).max().unwrap_or(0);
+        assert!(widest < 3 * MAX_LEVELS * 4 + 80, "a line of {widest} bytes");
+        assert!(
+            text.contains(&format!("[+{}] ", teeth - 2 - MAX_LEVELS)),
+            "the depth is numbered: {}",
+            text.lines().last().unwrap_or_default()
+        );
     }
 }
