@@ -282,6 +282,7 @@ pub fn load_case(dir: &Path) -> Result<Case, CorpusError> {
     let path = dir.join("case.json");
     let text = fs::read_to_string(&path).map_err(CorpusError::at(&path))?;
     let file: CaseFile = serde_json::from_str(&text).map_err(CorpusError::at(&path))?;
+    check_expansion(&file.args).map_err(CorpusError::at(&path))?;
     let input_dir = dir.join("input");
     let inputs = if input_dir.is_dir() {
         read_inputs(&input_dir)?
@@ -324,6 +325,40 @@ fn read_inputs(input_dir: &Path) -> Result<BTreeMap<String, Vec<u8>>, CorpusErro
         }
     }
     Ok(inputs)
+}
+
+/// The most bytes a case's `$repeat` templates may expand to, all together (64 MiB):
+/// a case is data, and a count of 2^64 − 1 must be refused, not attempted.
+pub const MAX_EXPANSION_BYTES: u64 = 64 << 20;
+
+/// Refuses arguments whose `$repeat` templates would expand past [`MAX_EXPANSION_BYTES`].
+/// The walk keeps its own stack, so no nesting depth can overflow it.
+fn check_expansion(args: &Value) -> Result<(), String> {
+    let mut total: u64 = 0;
+    let mut stack = vec![args];
+    while let Some(value) = stack.pop() {
+        match value {
+            Value::Object(map) => {
+                if let Some(Value::Array(repeat)) = map.get("$repeat") {
+                    if let (Some(Value::String(unit)), Some(count)) =
+                        (repeat.first(), repeat.get(1).and_then(Value::as_u64))
+                    {
+                        let bytes = u64::try_from(unit.len()).unwrap_or(u64::MAX);
+                        total = total.saturating_add(bytes.saturating_mul(count));
+                    }
+                }
+                stack.extend(map.values());
+            }
+            Value::Array(items) => stack.extend(items),
+            _ => {}
+        }
+    }
+    if total > MAX_EXPANSION_BYTES {
+        return Err(format!(
+            "$repeat expands to {total} bytes, more than the limit of {MAX_EXPANSION_BYTES}"
+        ));
+    }
+    Ok(())
 }
 
 /// Expands `{"$repeat": [s, n]}` and `{"$concat": [..]}` into strings.
@@ -576,6 +611,20 @@ mod tests {
 
     /// A case is a folder holding a `case.json` file: not the root, not a folder named
     /// `case.json`, nothing inside `input/`; its input files are read at any depth.
+    #[test]
+    fn repeats_past_the_limit_are_refused() {
+        let fits = json!({"m": {"$repeat": ["ab", 1000]}});
+        assert_eq!(check_expansion(&fits), Ok(()));
+        for huge in [
+            json!({"$repeat": ["x", u64::MAX]}),
+            json!({"$repeat": ["xx", 1_u64 << 62]}),
+            json!([{"$repeat": ["x", 40 << 20]}, {"$concat": [{"$repeat": ["y", 40 << 20]}]}]),
+        ] {
+            let error = check_expansion(&huge).unwrap_err();
+            assert!(error.contains("more than the limit"), "{error}");
+        }
+    }
+
     #[test]
     fn cases_are_the_folders_holding_a_case_file() {
         let root = tempfile::tempdir().expect("temp dir");
