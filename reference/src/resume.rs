@@ -227,7 +227,7 @@ mod tests {
         session(&here, "a.jsonl", "aaaa1111", "/here", 2);
         session(&here, "b.jsonl", "aaaa2222", "/here", 3);
         session(&there, "c.jsonl", "cccc3333", "/there", 1);
-        for profile in Profile::ALL {
+        for profile in [Profile::Pi, Profile::Omp] {
             let scope = Scope {
                 store: &store,
                 cwd: "/here",
@@ -258,7 +258,7 @@ mod tests {
             let refused = outcome("cccc", false);
             let not_found = outcome("zz", false);
             match profile {
-                Profile::Pi => {
+                Profile::Pi | Profile::Operator => {
                     assert_eq!(
                         refused,
                         Outcome::Stop {
