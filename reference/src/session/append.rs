@@ -30,6 +30,9 @@ impl SessionManager {
                 vec![("provider", Some(provider)), ("modelId", Some(model_id))]
             }
             ModelChange::Omp { model, role } => vec![("model", Some(model)), ("role", role)],
+            ModelChange::Id { provider, model_id } => {
+                vec![("provider", provider), ("modelId", Some(model_id))]
+            }
         };
         self.append("model_change", payload, false)
     }
