@@ -165,8 +165,9 @@ fn apply(dir: &Path, args: &Value, profile: Profile) -> Result<Value, SessionErr
     // `cwd` is for a new session; `open` takes the header's (or the process's) cwd.
     let mut sm = if let Some(file) = args["open"].as_str() {
         SessionManager::open(&dir.join(file), options)?
-    } else if let Some(source) = args["forkFrom"].as_str() {
-        let cwd = args["cwd"].as_str().unwrap_or("/proj").to_owned();
+    } else if let Some(source) = args["fork_from"].as_str() {
+        // 003 `SessionManager.fork_from(source, target_cwd)`.
+        let cwd = args["target_cwd"].as_str().unwrap_or("/proj").to_owned();
         SessionManager::fork_from(&dir.join(source), &cwd, options)?
     } else {
         if let Some(cwd) = args["cwd"].as_str() {
@@ -339,10 +340,13 @@ fn camel_step(step: &Value) -> Value {
     };
     map.iter()
         .map(|(key, value)| {
+            // A camelCase call is not one of the dialect's names: left unknown.
             let value = if key == "call" {
-                value
-                    .as_str()
-                    .map_or_else(|| value.clone(), |c| camel(c).into())
+                match value.as_str() {
+                    Some(c) if c.contains(|ch: char| ch.is_ascii_uppercase()) => "".into(),
+                    Some(c) => camel(c).into(),
+                    None => value.clone(),
+                }
             } else {
                 value.clone()
             };
