@@ -303,10 +303,10 @@ pub fn run_step(
             Ok(Value::Null)
         }
         ("branchWithSummary", _) => {
-            let flag = if profile != Profile::Omp {
-                "fromHook"
-            } else {
+            let flag = if profile == Profile::Omp {
                 "fromExtension"
+            } else {
+                "fromHook"
             };
             let from = step
                 .get("fromId")

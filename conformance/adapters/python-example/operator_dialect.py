@@ -230,7 +230,7 @@ def corrupt_time():
     return iso[:19].replace(":", "-") + "-" + iso[20:23] + "Z"
 
 
-def fork_from(source, target_cwd, case_dir):
+def fork_from(source, target_cwd, case_dir, folder=None):
     """SessionManager.fork_from(source, target_cwd): "Copy a session file to a new location
     with a new ID"; the copy's header names the source path (003 is silent: as pi), and
     it is written at once."""
@@ -242,7 +242,10 @@ def fork_from(source, target_cwd, case_dir):
     if header is None:
         raise SessionError("invalid_source", f"not a session: {source}")
     new = new_header(target_cwd, source)
-    session = Session(new, entries, default_path(case_dir, new), None)
+    path = default_path(case_dir, new)
+    if folder is not None:
+        path = os.path.join(folder, os.path.basename(path))
+    session = Session(new, entries, path, None)
     session.write_all()
     return session
 
@@ -445,14 +448,159 @@ def apply(case_dir, args):
     return {"results": results, "leafId": session.leaf_id}
 
 
+# ---- Session directory layout: one flat folder ----
+# "All sessions are stored flat in a single directory"; "list_sessions_from_dir() scans it
+# and returns SessionInfo objects sorted by last modification time. The cwd recorded in
+# each SessionHeader is how per-project filtering is done at list/load time."
+# SessionInfo's fields (003 is silent): as pi's, with `modified` the file's time.
+
+def iso_of_ms(ms):
+    return datetime.fromtimestamp(ms / 1000, timezone.utc).strftime("%Y-%m-%dT%H:%M:%S.%f")[:-3] + "Z"
+
+
+def message_text(content):
+    if isinstance(content, str):
+        return content
+    if isinstance(content, list):
+        return " ".join(b["text"] for b in content
+                        if isinstance(b, dict) and b.get("type") == "text" and isinstance(b.get("text"), str))
+    return None
+
+
+def session_info(path):
+    try:
+        with open(path, "rb") as f:
+            text = f.read().decode("utf-8", "replace")
+        mtime_ms = os.stat(path).st_mtime_ns // 1_000_000
+    except OSError:
+        return None
+    objects = []
+    for line in text.lstrip("\ufeff").split("\n"):
+        try:
+            value = json.loads(line) if line.strip() else None
+        except ValueError:
+            continue
+        if isinstance(value, dict):
+            objects.append(value)
+    if not objects or objects[0].get("type") != HEADER_TYPE:
+        return None
+    header, info = objects[0], {"path": path}
+    if isinstance(header.get("id"), str):
+        info["id"] = header["id"]
+    info["cwd"] = header.get("cwd") if isinstance(header.get("cwd"), str) else ""
+    if "parent_session" in header:
+        info["parentSessionPath"] = header["parent_session"]
+    created = js_ms(header.get("timestamp")) if isinstance(header.get("timestamp"), str) else None
+    info["created"] = iso_of_ms(created) if created is not None else None
+    count, first, texts, name = 0, "", [], None
+    for entry in objects[1:]:
+        if entry.get("type") == "session_info":
+            name = entry["name"].strip() if isinstance(entry.get("name"), str) else None
+            name = name or None
+        if entry.get("type") != "message":
+            continue
+        count += 1
+        message = entry.get("message")
+        if not isinstance(message, dict) or message.get("role") not in ("user", "assistant"):
+            continue
+        text = message_text(message.get("content"))
+        if text:
+            if not first and message.get("role") == "user":
+                first = text
+            texts.append(text)
+    if name is not None:
+        info["name"] = name
+    info.update({"modified": iso_of_ms(mtime_ms), "messageCount": count,
+                 "firstMessage": first or "(no messages)", "allMessagesText": " ".join(texts)})
+    return mtime_ms, info
+
+
+def sessions_dir(case_dir, args):
+    """get_default_session_dir(): `<agent>/sessions`, no cwd."""
+    return os.path.join(case_dir, args.get("agent_dir", "agent"), "sessions")
+
+
+def list_sessions_from_dir(folder, cwd=None):
+    try:
+        names = sorted(n for n in os.listdir(folder) if n.endswith(".jsonl"))
+    except OSError:
+        names = []
+    found = []
+    for n in names:
+        path = os.path.join(folder, n)
+        if os.path.isfile(path) and (got := session_info(path)) is not None:
+            if cwd is None or got[1]["cwd"] == cwd:
+                found.append(got)
+    found.sort(key=lambda pair: (-pair[0], pair[1]["path"]))
+    return [info for _, info in found]
+
+
+def list_op(case_dir, args):
+    cwd = None if args.get("all") else args.get("cwd", "/")
+    return {"sessions": list_sessions_from_dir(sessions_dir(case_dir, args), cwd)}
+
+
+def continue_op(case_dir, args):
+    """continue_recent(cwd): "Resume the most recently modified session in session_dir"
+    (the flat folder: not filtered by cwd); else a new session there."""
+    folder = sessions_dir(case_dir, args)
+    newest = None
+    try:
+        names = sorted(n for n in os.listdir(folder) if n.endswith(".jsonl"))
+    except OSError:
+        names = []
+    for n in names:
+        path = os.path.join(folder, n)
+        with open(path, "rb") as f:
+            first = f.read(512).decode("utf-8", "replace").split("\n")[0]
+        try:
+            header = json.loads(first)
+        except ValueError:
+            continue
+        if isinstance(header, dict) and header.get("type") == HEADER_TYPE and isinstance(header.get("id"), str):
+            mtime = os.stat(path).st_mtime_ns // 1_000_000
+            if newest is None or mtime > newest[0]:
+                newest = (mtime, path)
+    if newest is not None:
+        return {"file": newest[1], "new": False}
+    header = new_header(args.get("cwd", "/"))
+    return {"file": os.path.join(folder, f"{file_time(header['timestamp'])}_{header['id']}.jsonl"), "new": True}
+
+
+def resolve_op(case_dir, args):
+    """`--resume VALUE` (003 is silent: as pi): a path, else an id prefix in this
+    project's sessions, then in all; a match in another project is forked (fork_from)
+    when the user says yes, else "Aborted."."""
+    value, cwd = args.get("value", ""), args.get("cwd", "/")
+    if "/" in value or value.endswith(".jsonl"):
+        return {"match": "path", "action": "open", "path": value}
+    folder = sessions_dir(case_dir, args)
+    def first(infos):
+        return next((i for i in infos if i.get("id", "").startswith(value)), None)
+    if (local := first(list_sessions_from_dir(folder, cwd))) is not None:
+        return {"match": "local", "action": "open", "path": local["path"]}
+    if (other := first(list_sessions_from_dir(folder))) is None:
+        return {"match": "none", "action": "stop", "message": f"No session found matching '{value}'", "error": True}
+    if not args.get("fork"):
+        return {"match": "global", "action": "stop", "message": "Aborted.", "error": False}
+    forked = fork_from(other["path"], cwd, case_dir, folder)
+    return {"match": "global", "action": "fork", "path": other["path"], "file": forked.path}
+
+
 # ---- the protocol's operations ----
 
-OPERATIONS = ["load", "context", "tree", "apply"]
+OPERATIONS = ["load", "context", "tree", "apply", "list", "continue", "resolve"]
 
 
 def run_operation(op, case_dir, args):
     if op == "apply":
         return apply(case_dir, args)
+    if op == "list":
+        return list_op(case_dir, args)
+    if op == "continue":
+        return continue_op(case_dir, args)
+    if op == "resolve":
+        return resolve_op(case_dir, args)
     session = open_session(os.path.join(case_dir, args.get("file", "session.jsonl")), case_dir)
     if op == "load":
         return {"header": session.header, "entries": session.entries, "leafId": session.leaf_id}
