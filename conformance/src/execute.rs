@@ -177,10 +177,7 @@ fn apply(dir: &Path, args: &Value, profile: Profile) -> Result<Value, SessionErr
     };
     let mut results: Vec<Value> = Vec::new();
     for step in args["steps"].as_array().into_iter().flatten() {
-        let mut step = substitute(step, &results);
-        if profile == Profile::Operator {
-            step = camel_step(&step);
-        }
+        let step = substitute(step, &results);
         let result = run_step(&mut sm, &step, profile).unwrap_or_else(
             |e| json!({"error": {"kind": error_kind(&e), "message": e.to_string()}}),
         );
@@ -233,6 +230,14 @@ pub fn run_step(
     step: &Value,
     profile: Profile,
 ) -> Result<Value, SessionError> {
+    // The operator dialect's calls are 003's snake_case names (PROTOCOL.md).
+    let camel;
+    let step = if profile == Profile::Operator {
+        camel = camel_step(step);
+        &camel
+    } else {
+        step
+    };
     let arg = |name: &str| step.get(name).cloned().unwrap_or(Value::Null);
     let opt = |name: &str| step.get(name).cloned();
     let str_arg = |name: &str| {
