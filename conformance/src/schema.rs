@@ -113,7 +113,7 @@ fn leaf_schema() -> Value {
 }
 
 /// The dialect's names for a schema's properties and required keys (003: snake_case).
-fn rename_keys(schema: &mut Value, keys: &session_reference::model::Keys) {
+fn rename_keys(schema: &mut Value, keys: &session_reference::dialect::Keys) {
     if keys.renames.is_empty() {
         return;
     }
@@ -133,7 +133,7 @@ fn rename_keys(schema: &mut Value, keys: &session_reference::model::Keys) {
     }
 }
 
-fn rename(key: &str, keys: &session_reference::model::Keys) -> String {
+fn rename(key: &str, keys: &session_reference::dialect::Keys) -> String {
     keys.renames
         .iter()
         .find(|(from, _)| *from == key)

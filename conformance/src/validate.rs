@@ -15,7 +15,8 @@ use std::path::{Path, PathBuf};
 use jsonschema::Validator;
 use serde_json::{json, Value};
 use session_reference::blobs::{BlobRef, BLOB_PREFIX};
-use session_reference::model::{js_version, Keys, Profile};
+use session_reference::dialect::Keys;
+use session_reference::model::{js_version, Profile};
 
 use crate::schema;
 

@@ -17,7 +17,8 @@ use session_reference::compaction::{
     branch_of, entry_id, entry_type, estimate_context_tokens, find_cut_point, prepare_compaction,
     should_compact, CutPoint, Rules, Settings,
 };
-use session_reference::model::{Keys, Profile};
+use session_reference::dialect::Keys;
+use session_reference::model::Profile;
 use session_reference::session::{SessionError, SessionManager};
 
 use super::options;

@@ -13,7 +13,7 @@ use serde_json::value::RawValue;
 
 use crate::ids::IdSource;
 use crate::listing::SessionInfo;
-use crate::model::{Entry, Keys, Profile};
+use crate::model::{Entry, Profile};
 
 pub mod omp;
 pub mod operator;
@@ -111,6 +111,46 @@ pub enum ForkParent {
     SourcePath,
     /// The source session's id (omp).
     SourceId,
+}
+
+/// The names a dialect gives to the keys and entry types the session layer reads and
+/// writes. The shared code speaks the camelCase names of documents 000 and 002;
+/// [`Keys::name`] turns one into the dialect's own.
+#[derive(Debug)]
+pub struct Keys {
+    /// `(camelCase name, the dialect's name)` for every key and type named differently.
+    pub renames: &'static [(&'static str, &'static str)],
+    /// The header carries a `version` and older files are migrated (000, 002); else
+    /// every file is read as the current version (003 has no `version`).
+    pub versioned: bool,
+    /// The type of a durable navigation entry, whose target becomes the leaf (003 `LeafEntry`).
+    pub leaf_type: Option<&'static str>,
+}
+
+impl Keys {
+    /// The names of documents 000 and 002.
+    pub const CAMEL: Keys = Keys {
+        renames: &[],
+        versioned: true,
+        leaf_type: None,
+    };
+
+    /// The dialect's name for the camelCase key or type `camel`.
+    pub fn name(&self, camel: &'static str) -> &'static str {
+        self.renames
+            .iter()
+            .find(|(from, _)| *from == camel)
+            .map_or(camel, |(_, to)| to)
+    }
+
+    /// The camelCase name of the dialect's key or type `name`; `None` when `name` is
+    /// a camelCase name the dialect spells otherwise (a foreign key or type).
+    pub fn camel<'a>(&self, name: &'a str) -> Option<&'a str> {
+        if let Some((from, _)) = self.renames.iter().find(|(_, to)| *to == name) {
+            return Some(from);
+        }
+        (!self.renames.iter().any(|(from, _)| *from == name)).then_some(name)
+    }
 }
 
 impl Profile {

@@ -4,11 +4,12 @@
 use std::collections::{BTreeMap, HashSet};
 use std::path::{Path, PathBuf};
 
+use super::Keys;
 use super::{iso_file_name, Dialect, Env, ForkParent, Settings};
 use crate::context::{js_string, message_of};
 use crate::ids::IdSource;
 use crate::listing::SessionInfo;
-use crate::model::{Entry, EntryKind, Keys};
+use crate::model::{Entry, EntryKind};
 use crate::raw::{as_string, is_truthy, to_raw};
 use crate::store::CONFIG_DIR_ENV;
 

@@ -6,10 +6,11 @@
 
 use std::path::{Path, PathBuf};
 
+use super::Keys;
 use super::{Dialect, Env, ForkParent, Settings};
 use crate::ids::uuid;
 use crate::listing::SessionInfo;
-use crate::model::{Entry, EntryKind, Keys};
+use crate::model::{Entry, EntryKind};
 use crate::raw::to_raw;
 use crate::store::expand_home;
 
@@ -28,6 +29,7 @@ pub static KEYS: Keys = Keys {
         ("thinkingLevel", "thinking_level"),
         ("modelId", "model_id"),
         ("customType", "custom_type"),
+        ("fromHook", "from_hook"),
         ("branch_summary", "branch"),
         ("custom", "custom_info"),
     ],

@@ -3,11 +3,12 @@
 
 use std::path::{Path, PathBuf};
 
+use super::Keys;
 use super::{iso_file_name, Dialect, Env, ForkParent, Settings};
 use crate::context::{message_of, object};
 use crate::ids::{parse_iso_ms, uuid};
 use crate::listing::SessionInfo;
-use crate::model::{Entry, EntryKind, Keys};
+use crate::model::{Entry, EntryKind};
 use crate::raw::to_raw;
 use crate::store::expand_home;
 
