@@ -46,7 +46,7 @@ pub fn execute(request: Request) -> Response {
         "tree" => tree(&dir, &args, profile),
         "apply" => apply(&dir, &args, profile),
         "persist" => persist(&dir, args["message"].take(), profile),
-        op if profile == Profile::Pi && OMP_ONLY_OPERATIONS.contains(&op) => {
+        op if profile != Profile::Omp && OMP_ONLY_OPERATIONS.contains(&op) => {
             return Response::unsupported(case)
         }
         "list" => store::list_op(&dir, &args, profile),
@@ -140,7 +140,7 @@ pub fn tree_output(sm: &SessionManager) -> Value {
                 None => n
                     .entry
                     .object()
-                    .get("parentId")
+                    .get(n.entry.keys.name("parentId"))
                     .and_then(|v| serde_json::from_str(v.get()).ok())
                     .unwrap_or(Value::Null),
             };
@@ -165,6 +165,10 @@ fn apply(dir: &Path, args: &Value, profile: Profile) -> Result<Value, SessionErr
     // `cwd` is for a new session; `open` takes the header's (or the process's) cwd.
     let mut sm = if let Some(file) = args["open"].as_str() {
         SessionManager::open(&dir.join(file), options)?
+    } else if let Some(source) = args["fork_from"].as_str() {
+        // 003 `SessionManager.fork_from(source, target_cwd)`.
+        let cwd = args["target_cwd"].as_str().unwrap_or("/proj").to_owned();
+        SessionManager::fork_from(&dir.join(source), &cwd, options)?
     } else {
         if let Some(cwd) = args["cwd"].as_str() {
             cwd.clone_into(&mut options.cwd);
@@ -226,6 +230,14 @@ pub fn run_step(
     step: &Value,
     profile: Profile,
 ) -> Result<Value, SessionError> {
+    // The operator dialect's calls are 003's snake_case names (PROTOCOL.md).
+    let camel;
+    let step = if profile == Profile::Operator {
+        camel = camel_step(step);
+        &camel
+    } else {
+        step
+    };
     let arg = |name: &str| step.get(name).cloned().unwrap_or(Value::Null);
     let opt = |name: &str| step.get(name).cloned();
     let str_arg = |name: &str| {
@@ -250,13 +262,17 @@ pub fn run_step(
             provider: arg("provider"),
             model_id: arg("modelId"),
         })),
+        ("appendModelChange", Profile::Operator) => id(sm.append_model_change(ModelChange::Id {
+            provider: opt("provider"),
+            model_id: arg("modelId"),
+        })),
         ("appendModelChange", Profile::Omp) => id(sm.append_model_change(ModelChange::Omp {
             model: arg("model"),
             role: opt("role"),
         })),
         ("appendCompaction", _) => {
             let names: &[&'static str] = match profile {
-                Profile::Pi => &["details", "fromHook"],
+                Profile::Pi | Profile::Operator => &["details", "fromHook"],
                 Profile::Omp => &["shortSummary", "details", "preserveData", "fromExtension"],
             };
             let fields = names.iter().map(|n| (*n, opt(n))).collect();
@@ -275,7 +291,9 @@ pub fn run_step(
             opt("details"),
         )),
         ("appendLabelChange", _) => id(sm.append_label_change(&str_arg("targetId"), opt("label"))),
-        ("appendSessionInfo", Profile::Pi) => id(sm.append_session_info(&str_arg("name"))),
+        ("appendSessionInfo", Profile::Pi | Profile::Operator) => {
+            id(sm.append_session_info(&str_arg("name")))
+        }
         ("appendTtsrInjection", Profile::Omp) => id(sm.append_ttsr_injection(arg("injectedRules"))),
         ("appendSessionInit", Profile::Omp) => id(sm.append_session_init(
             arg("systemPrompt"),
@@ -290,10 +308,10 @@ pub fn run_step(
             Ok(Value::Null)
         }
         ("branchWithSummary", _) => {
-            let flag = if profile == Profile::Pi {
-                "fromHook"
-            } else {
+            let flag = if profile == Profile::Omp {
                 "fromExtension"
+            } else {
+                "fromHook"
             };
             let from = step
                 .get("fromId")
@@ -316,4 +334,46 @@ pub fn run_step(
         ("flush", _) => sm.flush().map(|()| Value::Null),
         _ => unsupported(),
     }
+}
+
+/// An operator `apply` step (PROTOCOL.md "The operator dialect's calls") in the
+/// camelCase names of the call table: `append_message` → `appendMessage`, and each
+/// snake_case argument (`first_kept_entry_id`, `target_id`, …) likewise.
+fn camel_step(step: &Value) -> Value {
+    let Some(map) = step.as_object() else {
+        return step.clone();
+    };
+    map.iter()
+        .map(|(key, value)| {
+            // A camelCase call is not one of the dialect's names: left unknown.
+            let value = if key == "call" {
+                match value.as_str() {
+                    Some(c) if c.contains(|ch: char| ch.is_ascii_uppercase()) => "".into(),
+                    Some(c) => camel(c).into(),
+                    None => value.clone(),
+                }
+            } else {
+                value.clone()
+            };
+            (camel(key), value)
+        })
+        .collect::<serde_json::Map<_, _>>()
+        .into()
+}
+
+/// `snake_case` → `camelCase`.
+fn camel(name: &str) -> String {
+    let mut out = String::with_capacity(name.len());
+    let mut upper = false;
+    for c in name.chars() {
+        if c == '_' {
+            upper = true;
+        } else if upper {
+            out.extend(c.to_uppercase());
+            upper = false;
+        } else {
+            out.push(c);
+        }
+    }
+    out
 }

@@ -209,7 +209,7 @@ enum Command {
 struct SessionsArgs {
     #[command(subcommand)]
     command: SessionsCommand,
-    /// The dialect: `pi`, `omp`, or `auto` (omp when only ~/.omp/agent/sessions exists).
+    /// The dialect: `pi`, `omp`, `operator`, or `auto` (omp when only ~/.omp/agent/sessions exists, operator when only ~/.operator/profiles/<name>/sessions does).
     #[arg(long, global = true, default_value = "auto")]
     profile: String,
     /// The agent directory (default: $PI_CODING_AGENT_DIR, else ~/.pi/agent or ~/.omp/agent).

@@ -220,8 +220,11 @@ static PATTERNS: LazyLock<[(&str, Regex); 3]> = LazyLock::new(|| {
         ),
         (
             "ftime",
-            Regex::new(r"[0-9]{4}-[0-9]{2}-[0-9]{2}T[0-9]{2}-[0-9]{2}-[0-9]{2}-[0-9]{3}Z")
-                .expect("valid regex"),
+            // `…-sssZ` (pi, omp) or `…-ffffff`, microseconds without a zone (003).
+            Regex::new(
+                r"[0-9]{4}-[0-9]{2}-[0-9]{2}T[0-9]{2}-[0-9]{2}-[0-9]{2}-(?:[0-9]{3}Z|[0-9]{6})",
+            )
+            .expect("valid regex"),
         ),
         (
             "time",
@@ -233,7 +236,7 @@ static PATTERNS: LazyLock<[(&str, Regex); 3]> = LazyLock::new(|| {
 
 /// Everything a created token could be, for ordering files independently of created names.
 static MASK: LazyLock<Regex> = LazyLock::new(|| {
-    Regex::new(r"[0-9a-f]{8,}(?:-[0-9a-f]{4}){0,3}(?:-[0-9a-f]{12})?|[0-9]{4}-[0-9]{2}-[0-9]{2}T[0-9:.-]+Z")
+    Regex::new(r"[0-9a-f]{8,}(?:-[0-9a-f]{4}){0,3}(?:-[0-9a-f]{12})?|[0-9]{4}-[0-9]{2}-[0-9]{2}T[0-9:.-]+Z?")
         .expect("valid regex")
 });
 

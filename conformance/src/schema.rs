@@ -59,7 +59,7 @@ fn entry_types(profile: Profile) -> Vec<(&'static str, Value)> {
         ),
     ];
     match profile {
-        Profile::Pi => types.extend([
+        Profile::Pi | Profile::Operator => types.extend([
             ("model_change", root::<entries::PiModelChange>()),
             ("compaction", root::<entries::PiCompaction>()),
         ]),
@@ -75,17 +75,88 @@ fn entry_types(profile: Profile) -> Vec<(&'static str, Value)> {
         ("label", root::<entries::Label>()),
     ]);
     match profile {
-        Profile::Pi => types.push(("session_info", root::<entries::SessionInfo>())),
+        Profile::Pi | Profile::Operator => {
+            types.push(("session_info", root::<entries::SessionInfo>()));
+        }
         Profile::Omp => types.extend([
             ("ttsr_injection", root::<entries::TtsrInjection>()),
             ("session_init", root::<entries::SessionInit>()),
             ("mode_change", root::<entries::ModeChange>()),
         ]),
     }
+    let keys = profile.dialect().keys;
+    if let Some(leaf) = keys.leaf_type {
+        types.push((leaf, leaf_schema()));
+    }
     for (name, schema) in &mut types {
+        *name = keys.name(name);
+        rename_keys(schema, keys);
         tag(schema, name);
     }
     types
+}
+
+/// 003 `LeafEntry`: a durable navigation pointer (camelCase here, renamed with the rest).
+fn leaf_schema() -> Value {
+    let mut schema = root::<entries::Label>();
+    schema["description"] =
+        "`leaf` (003): \"A durable navigation pointer: target_id becomes the new leaf\".".into();
+    if let Some(properties) = schema["properties"].as_object_mut() {
+        properties.remove("label");
+        properties.insert(
+            "targetId".into(),
+            json!({"description": "The new leaf (any id; one that names no entry gives the empty path).", "type": ["string", "null"]}),
+        );
+    }
+    schema["title"] = "Leaf".into();
+    schema
+}
+
+/// The dialect's names for a schema's properties and required keys (003: snake_case).
+fn rename_keys(schema: &mut Value, keys: &session_reference::dialect::Keys) {
+    if keys.renames.is_empty() {
+        return;
+    }
+    if let Some(properties) = schema["properties"].as_object_mut() {
+        let renamed: serde_json::Map<String, Value> = std::mem::take(properties)
+            .into_iter()
+            .map(|(k, v)| (rename(&k, keys), v))
+            .collect();
+        *properties = renamed;
+    }
+    if let Some(required) = schema["required"].as_array_mut() {
+        for key in required.iter_mut() {
+            if let Some(k) = key.as_str() {
+                *key = rename(k, keys).into();
+            }
+        }
+    }
+}
+
+fn rename(key: &str, keys: &session_reference::dialect::Keys) -> String {
+    keys.renames
+        .iter()
+        .find(|(from, _)| *from == key)
+        .map_or(key, |(_, to)| to)
+        .to_owned()
+}
+
+/// The header of `profile` at `version`; 003's is `session_header` with no `version`.
+fn profile_header(profile: Profile, version: u32) -> Value {
+    let keys = profile.dialect().keys;
+    if keys.versioned {
+        return header(version);
+    }
+    let mut schema = root::<entries::Header>();
+    if let Some(properties) = schema["properties"].as_object_mut() {
+        properties.remove("version");
+    }
+    if let Some(required) = schema["required"].as_array_mut() {
+        required.retain(|r| r != "version");
+    }
+    rename_keys(&mut schema, keys);
+    schema["properties"]["type"] = json!({ "const": keys.name("session") });
+    schema
 }
 
 /// Adds the `type` constant to an entry schema.
@@ -117,10 +188,15 @@ fn session_schemas() -> Vec<(PathBuf, String)> {
     let mut out = Vec::new();
     for profile in Profile::ALL {
         let p = profile.name();
+        let versions = if profile.dialect().keys.versioned {
+            1..=3
+        } else {
+            3..=3
+        };
         out.push(finish(
             format!("{p}/session.schema.json"),
             &format!("The session header ({p})"),
-            header(3),
+            profile_header(profile, 3),
         ));
         for (name, schema) in entry_types(profile) {
             out.push(finish(
@@ -129,7 +205,7 @@ fn session_schemas() -> Vec<(PathBuf, String)> {
                 schema,
             ));
         }
-        for version in 1..=3 {
+        for version in versions {
             out.push(finish(
                 format!("{p}/line.v{version}.schema.json"),
                 &format!("A line of a version {version} session file ({p})"),
@@ -143,9 +219,10 @@ fn session_schemas() -> Vec<(PathBuf, String)> {
 /// A line of a session file: the header or any entry, known or not.
 pub fn line_union(profile: Profile, version: u32) -> Value {
     let mut defs = serde_json::Map::new();
-    let mut branches = vec![take_defs(header(version), &mut defs)];
+    let mut branches = vec![take_defs(profile_header(profile, version), &mut defs)];
     let types = entry_types(profile);
-    let known: Vec<&str> = types.iter().map(|(n, _)| *n).chain(["session"]).collect();
+    let header_type = profile.dialect().keys.name("session");
+    let known: Vec<&str> = types.iter().map(|(n, _)| *n).chain([header_type]).collect();
     for (name, mut schema) in types {
         if version == 1 {
             if name == "compaction" {

@@ -30,7 +30,8 @@ pub struct Place {
 
 impl Place {
     /// The default store for `profile` (`auto`: omp when only `~/.omp/agent/sessions`
-    /// exists, else pi), overridden by `agent_dir`.
+    /// exists, operator when only `~/.operator/profiles/<name>/sessions` does, else pi),
+    /// overridden by `agent_dir`.
     pub fn new(
         profile: Option<Profile>,
         agent_dir: Option<PathBuf>,
@@ -43,6 +44,8 @@ impl Place {
             let has = |p| Store::default_for(p, &home, &env).sessions_root().is_dir();
             if has(Profile::Omp) && !has(Profile::Pi) {
                 Profile::Omp
+            } else if has(Profile::Operator) && !has(Profile::Pi) {
+                Profile::Operator
             } else {
                 Profile::Pi
             }
@@ -68,7 +71,10 @@ impl Place {
 
     /// The session files `list` reads: this project's, or every project's.
     pub fn files(&self, all: bool) -> Vec<PathBuf> {
-        if all {
+        if self.profile.dialect().flat_sessions {
+            // 003: one flat directory; `list_full` filters a project by the header's cwd.
+            listing::session_files(&self.scope().local_dir())
+        } else if all {
             listing::project_files(&self.store.sessions_root())
         } else {
             listing::session_files(&self.scope().local_dir())
@@ -79,6 +85,10 @@ impl Place {
 /// `sessions list` from 4 KB prefixes: a table (id, name, messages, modified) or JSON.
 /// A message count read from a prefix that did not hold the whole file ends in `+`.
 pub fn list_quick(place: &Place, all: bool, json: bool) -> String {
+    if place.profile.dialect().flat_sessions {
+        // A flat store (003) is told apart by each header's cwd: the whole-file listing reads it.
+        return list_full(place, all, json);
+    }
     let sessions = listing::summaries(&place.files(all));
     if json {
         let rows: Vec<Value> = sessions.iter().map(summary_json).collect();
@@ -111,7 +121,7 @@ pub fn list_full(place: &Place, all: bool, json: bool) -> String {
     let sessions = if all {
         listing::list_all(&place.store.sessions_root(), place.profile)
     } else {
-        listing::list(&place.scope().local_dir(), place.profile)
+        place.scope().local_sessions()
     };
     if json {
         return format!("{}\n", json!(sessions));

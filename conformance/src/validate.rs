@@ -15,6 +15,7 @@ use std::path::{Path, PathBuf};
 use jsonschema::Validator;
 use serde_json::{json, Value};
 use session_reference::blobs::{BlobRef, BLOB_PREFIX};
+use session_reference::dialect::Keys;
 use session_reference::model::{js_version, Profile};
 
 use crate::schema;
@@ -168,6 +169,9 @@ pub fn validate_reader(
     let mut header_seen = false;
     let mut version = 3;
     let mut votes = (0usize, 0usize); // (pi, omp)
+                                      // The names of keys: the profile's; with --profile auto, 003's once its `session_header` is seen.
+    let mut operator = options.profile == Some(Profile::Operator);
+    let mut keys: &Keys = options.profile.map_or(&Keys::CAMEL, |p| p.dialect().keys);
     let mut nodes: HashMap<String, Node> = HashMap::new();
     let mut labels: Vec<(usize, String, String)> = Vec::new(); // line, label id, target
     let mut kept: Vec<(usize, String, String)> = Vec::new(); // line, compaction id, firstKeptEntryId
@@ -225,7 +229,11 @@ pub fn validate_reader(
             .unwrap_or_default()
             .to_owned();
         let id = object.get("id").and_then(Value::as_str).map(str::to_owned);
-        if type_name == "session" {
+        if options.profile.is_none() && !header_seen && type_name == "session_header" {
+            operator = true;
+            keys = Profile::Operator.dialect().keys;
+        }
+        if type_name == keys.name("session") {
             if header_seen {
                 add(
                     number,
@@ -237,12 +245,17 @@ pub fn validate_reader(
                 continue;
             }
             header_seen = true;
-            let v = js_version(
-                object
-                    .get("version")
-                    .map(session_reference::raw::to_raw)
-                    .as_deref(),
-            );
+            // 003's header has no version: every file is read as the current one.
+            let v = if keys.versioned {
+                js_version(
+                    object
+                        .get("version")
+                        .map(session_reference::raw::to_raw)
+                        .as_deref(),
+                )
+            } else {
+                3.0
+            };
             version = if v < 2.0 {
                 1
             } else if v < 3.0 {
@@ -260,7 +273,11 @@ pub fn validate_reader(
             }
             check_schema(
                 schemas,
-                options.profile.unwrap_or(Profile::Omp),
+                options.profile.unwrap_or(if operator {
+                    Profile::Operator
+                } else {
+                    Profile::Omp
+                }),
                 version,
                 number,
                 &value,
@@ -285,7 +302,7 @@ pub fn validate_reader(
             _ => {}
         }
         let parent = object
-            .get("parentId")
+            .get(keys.name("parentId"))
             .and_then(Value::as_str)
             .filter(|p| !p.is_empty())
             .map(str::to_owned);
@@ -313,13 +330,15 @@ pub fn validate_reader(
         let text_field = |key: &str| object.get(key).and_then(Value::as_str).map(str::to_owned);
         match (type_name.as_str(), &id) {
             ("label", Some(id)) => {
-                labels.extend(text_field("targetId").map(|t| (number, id.clone(), t)));
+                labels.extend(text_field(keys.name("targetId")).map(|t| (number, id.clone(), t)));
             }
             ("compaction", Some(id)) => {
-                kept.extend(text_field("firstKeptEntryId").map(|k| (number, id.clone(), k)));
+                kept.extend(
+                    text_field(keys.name("firstKeptEntryId")).map(|k| (number, id.clone(), k)),
+                );
             }
-            ("branch_summary", Some(id)) => {
-                from_ids.extend(text_field("fromId").map(|f| (number, id.clone(), f)));
+            (kind, Some(id)) if kind == keys.name("branch_summary") => {
+                from_ids.extend(text_field(keys.name("fromId")).map(|f| (number, id.clone(), f)));
             }
             _ => {}
         }
@@ -359,6 +378,7 @@ pub fn validate_reader(
         // With --profile auto, a line is checked with the profile its shape belongs to.
         let line_profile = match (options.profile, type_name.as_str()) {
             (Some(p), _) => p,
+            (None, _) if operator => Profile::Operator,
             (None, "session_info") => Profile::Pi,
             (None, "model_change") if object.contains_key("modelId") => Profile::Pi,
             (None, _) => Profile::Omp,
@@ -374,7 +394,9 @@ pub fn validate_reader(
             None,
         );
     }
-    let profile = options.profile.unwrap_or(if votes.0 > votes.1 {
+    let profile = options.profile.unwrap_or(if operator {
+        Profile::Operator
+    } else if votes.0 > votes.1 {
         Profile::Pi
     } else {
         Profile::Omp
@@ -693,5 +715,31 @@ mod tests {
         assert!(findings[0]
             .to_string()
             .starts_with("f:1: warning: legacy version 1"));
+    }
+
+    #[test]
+    fn auto_recognises_a_session_header_and_reads_snake_case_keys() {
+        let text = concat!(
+            r#"{"type":"session_header","id":"s","timestamp":"2025-01-01T00:00:00Z","cwd":"/p"}"#,
+            "\n",
+            r#"{"type":"message","id":"a","parent_id":null,"timestamp":"t","message":{"role":"user","content":"x"}}"#,
+            "\n",
+            r#"{"type":"leaf","id":"l","parent_id":"a","timestamp":"t","target_id":"a"}"#,
+            "\n",
+            r#"{"type":"message","id":"b","parent_id":"zz","timestamp":"t","message":{"role":"user","content":"x"}}"#,
+            "\n",
+        );
+        let options = Options {
+            profile: None,
+            blob_dir: None,
+        };
+        let (findings, profile) = validate_reader("f", text.as_bytes(), &Schemas::new(), &options);
+        assert_eq!(profile, Profile::Operator);
+        let findings: Vec<String> = findings.iter().map(ToString::to_string).collect();
+        assert_eq!(findings.len(), 1, "{findings:#?}");
+        assert!(
+            findings[0].starts_with("f:4: error: parentId \"zz\""),
+            "{findings:#?}"
+        );
     }
 }

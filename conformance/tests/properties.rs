@@ -80,6 +80,10 @@ proptest! {
 
     #[test]
     fn migration_is_idempotent_and_v1_to_v3_equals_the_two_steps((profile, text) in session()) {
+        // 003's files have no version and are never migrated.
+        if !profile.dialect().keys.versioned {
+            return Ok(());
+        }
         let v1 = legacy(&text, 1);
         let parsed = parse(v1.as_bytes(), profile);
         let (mut header, mut once) = (parsed.header.clone().unwrap(), parsed.entries.clone());

@@ -130,6 +130,13 @@ pub fn op(profile: Profile) -> BoxedStrategy<Op> {
     ];
     match profile {
         Profile::Pi => prop_oneof![12 => common, 1 => word().prop_map(Op::SessionInfo)].boxed(),
+        // 003: branches are durable `leaf` entries, so navigation is drawn more often.
+        Profile::Operator => prop_oneof![
+            12 => common,
+            2 => any::<usize>().prop_map(Op::Branch),
+            1 => word().prop_map(Op::SessionInfo),
+        ]
+        .boxed(),
         Profile::Omp => prop_oneof![
             12 => common,
             1 => vec(prop::sample::select(vec!["r1", "r2", "r3"]).prop_map(str::to_owned), 0..3).prop_map(Op::Ttsr),
@@ -174,7 +181,7 @@ pub fn steps(ops: &[Op], profile: Profile) -> Vec<Value> {
                 model,
                 role,
             } => match profile {
-                Profile::Pi => {
+                Profile::Pi | Profile::Operator => {
                     json!({"call": "appendModelChange", "provider": provider, "modelId": model})
                 }
                 Profile::Omp => {
@@ -227,10 +234,47 @@ pub fn steps(ops: &[Op], profile: Profile) -> Vec<Value> {
                 step
             }
         };
+        // An operator `branch` appends a `leaf` entry, but returns no id to select.
         if step["call"] != "branch" && step["call"] != "resetLeaf" {
             made.push(index);
         }
-        out.push(step);
+        out.push(if profile == Profile::Operator {
+            snake_step(&step)
+        } else {
+            step
+        });
+    }
+    out
+}
+
+/// A step in the operator dialect's names (003): `appendMessage` → `append_message`,
+/// and each argument likewise (`firstKeptEntryId` → `first_kept_entry_id`).
+fn snake_step(step: &Value) -> Value {
+    let Some(map) = step.as_object() else {
+        return step.clone();
+    };
+    map.iter()
+        .map(|(key, value)| {
+            let value = match (key.as_str(), value.as_str()) {
+                ("call", Some(call)) => snake(call).into(),
+                _ => value.clone(),
+            };
+            (snake(key), value)
+        })
+        .collect::<serde_json::Map<_, _>>()
+        .into()
+}
+
+/// `camelCase` → `snake_case`.
+fn snake(name: &str) -> String {
+    let mut out = String::with_capacity(name.len() + 4);
+    for c in name.chars() {
+        if c.is_ascii_uppercase() {
+            out.push('_');
+            out.push(c.to_ascii_lowercase());
+        } else {
+            out.push(c);
+        }
     }
     out
 }

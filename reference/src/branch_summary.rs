@@ -209,7 +209,7 @@ pub fn generate_branch_summary(
 /// 13.19.0 as it ships).
 fn branch_preamble(rules: &Rules) -> &'static str {
     match rules.profile {
-        Profile::Pi => "The user explored a different conversation branch before returning here.\nSummary of that exploration:\n\n",
+        Profile::Pi | Profile::Operator => "The user explored a different conversation branch before returning here.\nSummary of that exploration:\n\n",
         Profile::Omp => "The user explored a different conversation branch before returning here.\nSummary of that exploration:",
     }
 }

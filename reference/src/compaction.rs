@@ -146,10 +146,10 @@ pub struct Rules {
 }
 
 impl Rules {
-    /// The rules of `profile`.
+    /// The rules of `profile`. Document 003 says nothing of planning: `operator` plans as pi.
     pub fn for_profile(profile: Profile) -> Rules {
         match profile {
-            Profile::Pi => Rules {
+            Profile::Pi | Profile::Operator => Rules {
                 profile,
                 custom_role: "custom",
                 cut_rule: CutRule::AnyButToolResult,

@@ -60,8 +60,10 @@ impl Serialize for Context<'_> {
 /// its latest compaction, as messages; then the dialect's settings from the path.
 pub fn build_context<'a>(tree: &'a Tree, leaf: LeafChoice<'_>, profile: Profile) -> Context<'a> {
     let entries = tree.entries();
+    let dialect = profile.dialect();
     let start = match leaf {
         LeafChoice::Null => None,
+        LeafChoice::Id(id) if dialect.unknown_leaf_is_empty => tree.index_of(id),
         LeafChoice::Id(id) => tree.index_of(id).or(entries.len().checked_sub(1)),
         LeafChoice::Last => entries.len().checked_sub(1),
     };
@@ -71,10 +73,14 @@ pub fn build_context<'a>(tree: &'a Tree, leaf: LeafChoice<'_>, profile: Profile)
         .into_iter()
         .map(|i| &entries[i])
         .collect();
-    let dialect = profile.dialect();
+    let settings = if dialect.settings_over_all_entries {
+        (dialect.settings)(&entries.iter().collect::<Vec<_>>())
+    } else {
+        (dialect.settings)(&path)
+    };
     Context {
         messages: messages(&path, dialect),
-        settings: (dialect.settings)(&path),
+        settings,
     }
 }
 
@@ -110,18 +116,16 @@ fn messages<'a>(path: &[&'a Entry], dialect: &Dialect) -> Vec<Cow<'a, RawValue>>
 fn convert<'a>(entry: &'a Entry, dialect: &Dialect) -> Option<Cow<'a, RawValue>> {
     match entry.kind {
         EntryKind::Message => entry.object().take("message").filter(|m| m.get() != "null"),
-        EntryKind::CustomMessage => Some(Cow::Owned(synthetic(
-            &entry.object(),
-            "custom",
-            dialect.custom_message_fields,
-        ))),
+        EntryKind::CustomMessage if dialect.custom_messages_in_context => Some(Cow::Owned(
+            synthetic(&entry.object(), "custom", dialect.custom_message_fields),
+        )),
         EntryKind::BranchSummary => {
             let obj = entry.object();
             is_truthy(obj.get("summary")).then(|| {
                 Cow::Owned(synthetic(
                     &obj,
                     "branchSummary",
-                    &["summary", "fromId", "timestamp"],
+                    dialect.branch_summary_fields,
                 ))
             })
         }

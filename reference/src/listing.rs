@@ -204,11 +204,11 @@ pub fn session_info(path: &Path, profile: Profile) -> Option<SessionInfo> {
     let text = utf8_lossy(fs::read(path).ok()?);
     let mut lines = objects(&text);
     let header = lines.next()?;
-    if header.str("type").as_deref() != Some("session") {
+    let dialect = profile.dialect();
+    if header.str("type").as_deref() != Some(dialect.keys.name("session")) {
         return None;
     }
     let id = header.str("id");
-    let dialect = profile.dialect();
     if dialect.lists_need_header_id && id.as_deref().is_none_or(str::is_empty) {
         return None;
     }
@@ -223,7 +223,7 @@ pub fn session_info(path: &Path, profile: Profile) -> Option<SessionInfo> {
             .filter(|t: &Value| !t.is_null()),
         name: None,
         parent_session_path: header
-            .get("parentSession")
+            .get(dialect.keys.name("parentSession"))
             .and_then(|p| serde_json::from_str(p.get()).ok()),
         created: header
             .str("timestamp")
@@ -307,8 +307,22 @@ pub fn list(dir: &Path, profile: Profile) -> Vec<SessionInfo> {
 
 /// `SessionManager.listAll`: every session in the immediate subdirectories of the
 /// sessions root, newest first. Files directly in the root and deeper ones are ignored.
+/// In a flat store (003) every session is directly in the root.
 pub fn list_all(sessions_root: &Path, profile: Profile) -> Vec<SessionInfo> {
+    if profile.dialect().flat_sessions {
+        return list(sessions_root, profile);
+    }
     collect(&project_files(sessions_root), profile)
+}
+
+/// The sessions of the project at `cwd` in `dir`: all of them, or in a flat store (003)
+/// those whose header's cwd is `cwd` ("how per-project filtering is done at list/load time").
+pub fn list_project(dir: &Path, cwd: &str, profile: Profile) -> Vec<SessionInfo> {
+    let mut infos = list(dir, profile);
+    if profile.dialect().flat_sessions {
+        infos.retain(|info| info.cwd == cwd);
+    }
+    infos
 }
 
 fn collect(files: &[PathBuf], profile: Profile) -> Vec<SessionInfo> {
@@ -341,7 +355,8 @@ fn has_valid_header(path: &Path, profile: Profile) -> bool {
         objects(&text).next()
     };
     header.is_some_and(|h| {
-        h.str("type").as_deref() == Some("session") && h.get("id").and_then(as_string).is_some()
+        h.str("type").as_deref() == Some(dialect.keys.name("session"))
+            && h.get("id").and_then(as_string).is_some()
     })
 }
 

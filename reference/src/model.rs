@@ -10,6 +10,7 @@ use std::sync::Arc;
 
 use serde_json::value::RawValue;
 
+use crate::dialect::Keys;
 use crate::ids::parse_iso_ms;
 use crate::raw::{as_str, as_string, JsonText, RawObject};
 
@@ -23,17 +24,20 @@ pub enum Profile {
     Pi,
     /// oh-my-pi (`@oh-my-pi/pi-coding-agent` 13.19.0; document 000 is its source of truth).
     Omp,
+    /// The snake_case port of document 003 (`session_header`, `parent_id`, `leaf` entries; no published implementation).
+    Operator,
 }
 
 impl Profile {
     /// Every profile, in a stable order.
-    pub const ALL: [Profile; 2] = [Profile::Pi, Profile::Omp];
+    pub const ALL: [Profile; 3] = [Profile::Pi, Profile::Omp, Profile::Operator];
 
     /// The profile's name as used on the command line and in the corpus.
     pub fn name(self) -> &'static str {
         match self {
             Profile::Pi => "pi",
             Profile::Omp => "omp",
+            Profile::Operator => "operator",
         }
     }
 }
@@ -50,7 +54,10 @@ impl FromStr for Profile {
         match s {
             "pi" => Ok(Profile::Pi),
             "omp" => Ok(Profile::Omp),
-            other => Err(format!("unknown profile {other:?}; expected pi or omp")),
+            "operator" => Ok(Profile::Operator),
+            other => Err(format!(
+                "unknown profile {other:?}; expected pi, omp or operator"
+            )),
         }
     }
 }
@@ -71,16 +78,21 @@ pub struct SessionHeader {
 }
 
 impl SessionHeader {
-    /// Reads a header from a parsed object; `None` unless `type` is `"session"` and `id` a string.
-    pub fn from_object(obj: &RawObject<'_>, text: &str) -> Option<SessionHeader> {
-        if obj.str("type").as_deref() != Some("session") {
+    /// Reads a header from a parsed object; `None` unless `type` is the dialect's
+    /// header type (`"session"`, 003 `"session_header"`) and `id` a string.
+    pub fn from_object(obj: &RawObject<'_>, text: &str, keys: &Keys) -> Option<SessionHeader> {
+        if obj.str("type").as_deref() != Some(keys.name("session")) {
             return None;
         }
         let id = obj.str("id")?;
         Some(SessionHeader {
             raw: crate::raw::raw(text.to_owned()),
             id,
-            version: js_version(obj.get("version")),
+            version: if keys.versioned {
+                js_version(obj.get("version"))
+            } else {
+                f64::from(CURRENT_VERSION)
+            },
             cwd: obj.str("cwd"),
             timestamp: obj.str("timestamp"),
         })
@@ -106,6 +118,8 @@ pub struct Entry {
     pub kind: EntryKind,
     /// The position among all JSON values of the file, header = 0 (what v1 `firstKeptEntryIndex` counts).
     pub ordinal: usize,
+    /// The dialect's names of the keys read from [`Entry::raw`].
+    pub keys: &'static Keys,
 }
 
 /// The entry types of both profiles. The fields a type carries are read from the
@@ -137,33 +151,46 @@ pub enum EntryKind {
     ModeChange,
     /// `session_info` (pi): the session's display name.
     SessionInfo,
-    /// A second `type:"session"` line after the first.
+    /// A second header line after the first.
     ExtraHeader,
+    /// `leaf` (003): a durable navigation pointer; its `target_id` becomes the leaf.
+    Leaf,
     /// Any other type, carried as an ordinary tree node (its name is in the text).
     Unknown,
 }
 
 impl Entry {
     /// Builds an entry from its line, read as an object, and the line's text.
-    pub fn from_object(obj: &RawObject<'_>, text: JsonText, ordinal: usize) -> Entry {
+    pub fn from_object(
+        obj: &RawObject<'_>,
+        text: JsonText,
+        ordinal: usize,
+        keys: &'static Keys,
+    ) -> Entry {
         Entry {
             id: obj.str("id"),
             parent_id: obj
-                .str("parentId")
+                .str(keys.name("parentId"))
                 .filter(|p| !p.is_empty())
                 .map(String::into_boxed_str),
             time_ms: obj.get("timestamp").and_then(time_ms).unwrap_or(NO_TIME),
-            kind: kind_of(obj),
+            kind: kind_of(obj, keys),
             raw: text,
             ordinal,
+            keys,
         }
     }
 
     /// Reads an entry from JSON text of its own (written by `serde_json` or this crate).
-    pub fn from_text(text: String, ordinal: usize) -> Entry {
+    pub fn from_text(text: String, ordinal: usize, keys: &'static Keys) -> Entry {
         let source = Arc::new(text);
         let obj = RawObject::parse(&source).unwrap_or_default();
-        Entry::from_object(&obj, JsonText::slice(&source, 0..source.len()), ordinal)
+        Entry::from_object(
+            &obj,
+            JsonText::slice(&source, 0..source.len()),
+            ordinal,
+            keys,
+        )
     }
 
     /// Re-reads the entry's fields (borrowed from [`Entry::raw`]).
@@ -179,7 +206,7 @@ impl Entry {
     /// The entry's `type` string.
     pub fn type_name(&self) -> String {
         match self.kind.type_name() {
-            Some(name) => name.to_owned(),
+            Some(name) => self.keys.name(name).to_owned(),
             None => self.object().str("type").unwrap_or_default(),
         }
     }
@@ -203,8 +230,13 @@ impl Entry {
     /// A compaction's `firstKeptEntryId`, when it is a string.
     pub fn first_kept_entry_id(&self) -> Option<String> {
         (self.kind == EntryKind::Compaction)
-            .then(|| self.object().str("firstKeptEntryId"))
+            .then(|| self.object().str(self.keys.name("firstKeptEntryId")))
             .flatten()
+    }
+
+    /// A `leaf` entry's target (003 `LeafEntry.target_id`): `Some(None)` when it is not a string.
+    pub fn leaf_target(&self) -> Option<Option<String>> {
+        (self.kind == EntryKind::Leaf).then(|| self.object().str(self.keys.name("targetId")))
     }
 
     /// What a `label` entry does to its target (`targetId`, when a string): sets the
@@ -218,7 +250,7 @@ impl Entry {
             .get("label")
             .filter(|v| crate::raw::is_truthy(Some(v)))
             .map(|v| as_string(v).unwrap_or_else(|| v.get().to_owned()));
-        Some((obj.str("targetId")?, label))
+        Some((obj.str(self.keys.name("targetId"))?, label))
     }
 }
 
@@ -263,13 +295,18 @@ impl EntryKind {
             EntryKind::ModeChange => "mode_change",
             EntryKind::SessionInfo => "session_info",
             EntryKind::ExtraHeader => "session",
+            EntryKind::Leaf => "leaf",
             EntryKind::Unknown => return None,
         })
     }
 }
 
-fn kind_of(obj: &RawObject<'_>) -> EntryKind {
-    match obj.str("type").unwrap_or_default().as_str() {
+fn kind_of(obj: &RawObject<'_>, keys: &Keys) -> EntryKind {
+    let name = obj.str("type").unwrap_or_default();
+    if keys.leaf_type == Some(name.as_str()) {
+        return EntryKind::Leaf;
+    }
+    match keys.camel(&name).unwrap_or_default() {
         "message" => EntryKind::Message,
         "thinking_level_change" => EntryKind::ThinkingLevelChange,
         "model_change" => EntryKind::ModelChange,
@@ -334,7 +371,7 @@ mod tests {
     fn entry_kinds_are_read_from_type() {
         let text = r#"{"type":"label","id":"a","parentId":"","targetId":"t","label":"x"}"#;
         let obj = RawObject::parse(text).unwrap();
-        let entry = Entry::from_object(&obj, JsonText::new(text.to_owned()), 1);
+        let entry = Entry::from_object(&obj, JsonText::new(text.to_owned()), 1, &Keys::CAMEL);
         assert_eq!(entry.parent_id, None);
         assert_eq!(entry.kind, EntryKind::Label);
         assert_eq!(entry.label_change(), Some(("t".into(), Some("x".into()))));
@@ -354,7 +391,7 @@ mod tests {
         ];
         for (json, expected) in cases {
             let text = format!(r#"{{"type":"message","id":"a","timestamp":{json}}}"#);
-            let entry = Entry::from_text(text, 1);
+            let entry = Entry::from_text(text, 1, &Keys::CAMEL);
             assert_eq!(entry.time_ms, expected, "{json}");
         }
     }

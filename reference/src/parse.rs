@@ -254,7 +254,9 @@ impl Reader {
         self.ordinal += 1;
         match (&self.header, object) {
             (None, object) => {
-                let header = object.and_then(|obj| SessionHeader::from_object(&obj, value));
+                let header = object.and_then(|obj| {
+                    SessionHeader::from_object(&obj, value, self.profile.dialect().keys)
+                });
                 self.header = Some(header.ok_or(HeaderError {
                     line: number,
                     kind: HeaderErrorKind::NotAHeader,
@@ -262,7 +264,12 @@ impl Reader {
             }
             (Some(_), None) => self.report(number, DiagnosticKind::NotObject),
             (Some(_), Some(object)) => {
-                let entry = Entry::from_object(&object, JsonText::slice(text, span), ordinal);
+                let entry = Entry::from_object(
+                    &object,
+                    JsonText::slice(text, span),
+                    ordinal,
+                    self.profile.dialect().keys,
+                );
                 if self.profile.dialect().has_blob_refs && has_invalid_blob_ref(value) {
                     self.report(number, DiagnosticKind::InvalidBlobRef);
                 }

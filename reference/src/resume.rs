@@ -7,7 +7,7 @@ use std::path::{Path, PathBuf};
 
 use serde::Serialize;
 
-use crate::listing::{find_most_recent, list, list_all, SessionInfo};
+use crate::listing::{find_most_recent, list, list_all, list_project, SessionInfo};
 use crate::model::Profile;
 use crate::session::{Options, SessionError, SessionManager};
 use crate::store::{
@@ -41,10 +41,27 @@ pub struct Scope<'a> {
 }
 
 impl Scope<'_> {
-    /// The directory this project's sessions are listed from.
+    /// The directory this project's sessions are listed from (in a flat store, 003, the
+    /// sessions root: `get_default_session_dir()` takes no cwd).
     pub fn local_dir(&self) -> PathBuf {
-        self.session_dir
-            .map_or_else(|| self.store.session_dir(self.cwd), Path::to_path_buf)
+        self.session_dir.map_or_else(
+            || {
+                if self.profile.dialect().flat_sessions {
+                    self.store.sessions_root()
+                } else {
+                    self.store.session_dir(self.cwd)
+                }
+            },
+            Path::to_path_buf,
+        )
+    }
+
+    /// This project's sessions: the local directory's, in a flat store only those whose header's cwd is this one.
+    pub fn local_sessions(&self) -> Vec<SessionInfo> {
+        if self.session_dir.is_some() {
+            return list(&self.local_dir(), self.profile);
+        }
+        list_project(&self.local_dir(), self.cwd, self.profile)
     }
 }
 
@@ -62,7 +79,7 @@ pub fn find_counted(value: &str, scope: &Scope<'_>) -> (Match, usize) {
     if is_path_like(value) {
         return (Match::Path(PathBuf::from(value)), 0);
     }
-    if let (Some(local), n) = first_and_count(list(&scope.local_dir(), scope.profile), value) {
+    if let (Some(local), n) = first_and_count(scope.local_sessions(), value) {
         return (Match::Local(local), n);
     }
     if scope.profile.dialect().session_dir_is_the_only_scope && scope.session_dir.is_some() {
@@ -75,7 +92,7 @@ pub fn find_counted(value: &str, scope: &Scope<'_>) -> (Match, usize) {
 /// How many sessions of the lists a prefix matches (for reports of ambiguous prefixes).
 pub fn count_matches(value: &str, scope: &Scope<'_>) -> (usize, usize) {
     (
-        first_and_count(list(&scope.local_dir(), scope.profile), value).1,
+        first_and_count(scope.local_sessions(), value).1,
         first_and_count(list_all(&scope.store.sessions_root(), scope.profile), value).1,
     )
 }
@@ -227,7 +244,7 @@ mod tests {
         session(&here, "a.jsonl", "aaaa1111", "/here", 2);
         session(&here, "b.jsonl", "aaaa2222", "/here", 3);
         session(&there, "c.jsonl", "cccc3333", "/there", 1);
-        for profile in Profile::ALL {
+        for profile in [Profile::Pi, Profile::Omp] {
             let scope = Scope {
                 store: &store,
                 cwd: "/here",
@@ -258,7 +275,7 @@ mod tests {
             let refused = outcome("cccc", false);
             let not_found = outcome("zz", false);
             match profile {
-                Profile::Pi => {
+                Profile::Pi | Profile::Operator => {
                     assert_eq!(
                         refused,
                         Outcome::Stop {

@@ -105,13 +105,18 @@ impl Tree {
         self.index(self.entries.len() - 1);
     }
 
-    /// Indexes the entry at `index`: its id (which becomes the leaf) and the label it sets.
+    /// Indexes the entry at `index`: its id (which becomes the leaf; a `leaf` entry's
+    /// target does instead, 003 "In-memory index") and the label it sets.
     fn index(&mut self, index: usize) {
         let entry = &self.entries[index];
         let label = label_change(entry);
+        let target = entry.leaf_target();
         if let Some(id) = indexed_id(entry) {
             self.by_id.insert(id.into(), index);
             self.leaf = Some(id.to_owned());
+        }
+        if let Some(target) = target {
+            self.leaf = target;
         }
         if let Some((target, label)) = label {
             match label {
@@ -385,12 +390,12 @@ mod tests {
 
     fn entry(id: &str, parent: Option<&str>, ts: &str) -> Entry {
         let text = serde_json::json!({"type":"message","id":id,"parentId":parent,"timestamp":ts,"message":{"role":"user"}}).to_string();
-        Entry::from_text(text, 0)
+        Entry::from_text(text, 0, &crate::dialect::Keys::CAMEL)
     }
 
     fn label(id: &str, target: &str, text: Option<&str>) -> Entry {
         let text = serde_json::json!({"type":"label","id":id,"parentId":null,"timestamp":"t","targetId":target,"label":text}).to_string();
-        Entry::from_text(text, 0)
+        Entry::from_text(text, 0, &crate::dialect::Keys::CAMEL)
     }
 
     /// A tree of `entries`, then the label entries appended one by one.

@@ -7,6 +7,9 @@ for `load` (lenient parse, migrations, rewrite), `context` (buildSessionContext)
 requests for them get {"unsupported": true}. Where pi-mono loses data, crashes or hangs,
 this file does what the corpus reference does instead, and a comment says so.
 
+The `operator` profile (document 003) lives in operator_dialect.py, written from that
+document alone; the runner's hello says which profile a run is for.
+
 Usage: adapter.py [--one-shot]     (persistent mode by default)
 """
 
@@ -18,6 +21,8 @@ import sys
 import tempfile
 import uuid
 from datetime import datetime, timedelta, timezone
+
+import operator_dialect
 
 HELLO = {"type": "hello", "implementation": "python-example", "version": "0.1.0", "profile": "pi",
          "operations": ["load", "context", "tree"], "capabilities": []}
@@ -350,15 +355,26 @@ def run_operation(op, case_dir, args):
         return build_context(entries, args["leafId"] if "leafId" in args else session_leaf(entries))
     return build_tree(entries)
 
+def hello_for(profile):
+    """The hello for the runner's profile: pi (this file) or operator (operator_dialect.py)."""
+    if profile == "operator":
+        return {**HELLO, "profile": "operator", "operations": operator_dialect.OPERATIONS}
+    return HELLO
+
 def handle(request):
     """One request -> one response line. Never raises."""
     case, op = request.get("case"), request.get("op")
+    operator = request.get("profile") == "operator"
     try:
-        if op not in HELLO["operations"]:
+        if op not in hello_for(request.get("profile"))["operations"]:
             return to_json({"type": "response", "case": case, "unsupported": True})
         os.chdir(case_dir := request["dir"])  # args.file is relative to it (read ~? set HOME=dir/home)
-        ok = run_operation(op, case_dir, request.get("args") or {})
+        run = operator_dialect.run_operation if operator else run_operation
+        ok = run(op, case_dir, request.get("args") or {})
         return to_json({"type": "response", "case": case, "ok": ok})
+    except operator_dialect.SessionError as err:
+        error = {"kind": err.kind, "message": str(err)}
+        return to_json({"type": "response", "case": case, "error": error})
     except Exception as err:  # noqa: BLE001 - every failure becomes a response
         print(f"python-example: case {case}: {type(err).__name__}: {err}", file=sys.stderr)
         error = {"kind": "exception", "message": f"{type(err).__name__}: {err}"}
@@ -377,7 +393,7 @@ def respond_to(line):
     if not isinstance(message, dict):  # answer it, in case it was meant as a request
         send(to_json({"type": "response", "case": None, "error": {"kind": "exception", "message": "unreadable message"}}))
     elif message.get("type") == "hello":
-        send(to_json(HELLO))
+        send(to_json(hello_for(message.get("profile"))))
     elif message.get("type") == "bye":
         return False
     elif message.get("type") == "request":

@@ -303,3 +303,49 @@ class ProtocolTests(CaseDir):
 
 if __name__ == "__main__":
     unittest.main()
+
+
+# ---- the operator profile (document 003) ----------------------------------------
+
+import operator_dialect as op
+
+OP_HEADER = {"type": "session_header", "id": "s1", "timestamp": T0, "cwd": "/p"}
+
+
+def op_entry(kind, entry_id, parent, **fields):
+    return {"type": kind, "id": entry_id, "parent_id": parent, "timestamp": T0, **fields}
+
+
+class OperatorDialect(CaseDir):
+    def write_op(self, *entries):
+        with open(os.path.join(self.dir, "s.jsonl"), "w") as f:
+            f.write("\n".join(line(v) for v in (OP_HEADER, *entries)) + "\n")
+
+    def test_leaf_entry_moves_the_leaf_on_load(self):
+        self.write_op(op_entry("message", "u1", None, message={"role": "user", "content": "a"}),
+                      op_entry("message", "a1", "u1", message={"role": "assistant", "content": []}),
+                      op_entry("leaf", "l1", "a1", target_id="u1"))
+        out = op.run_operation("load", self.dir, {"file": "s.jsonl"})
+        self.assertEqual(out["leafId"], "u1")
+
+    def test_settings_scan_all_entries(self):
+        self.write_op(op_entry("message", "u1", None, message={"role": "user", "content": "a"}),
+                      op_entry("thinking_level_change", "t1", "u1", thinking_level="high"),
+                      op_entry("message", "u2", "u1", message={"role": "user", "content": "b"}))
+        out = op.run_operation("context", self.dir, {"file": "s.jsonl"})
+        self.assertEqual(out["thinking_level"], "high")
+        self.assertEqual([m["content"] for m in out["messages"]], ["a", "b"])
+
+    def test_branch_is_durable_and_nothing_is_written_before_an_assistant(self):
+        steps = [{"call": "append_message", "message": {"role": "user", "content": "a"}},
+                 {"call": "branch", "id": {"$result": 0}}]
+        out = op.run_operation("apply", self.dir, {"open": None, "cwd": "/p", "steps": steps})
+        self.assertEqual(out["results"][1], None)
+        self.assertFalse(os.path.exists(os.path.join(self.dir, "sessions")))
+        steps.append({"call": "append_message", "message": {"role": "assistant", "content": []}})
+        out = op.run_operation("apply", self.dir, {"open": None, "cwd": "/p", "steps": steps})
+        (name,) = os.listdir(os.path.join(self.dir, "sessions"))
+        self.assertRegex(name, r"^\d{4}-\d\d-\d\dT\d\d-\d\d-\d\d-\d{6}_[0-9a-f-]{36}\.jsonl$")
+        with open(os.path.join(self.dir, "sessions", name)) as f:
+            types = [json.loads(t)["type"] for t in f.read().splitlines()]
+        self.assertEqual(types, ["session_header", "message", "leaf", "message"])

@@ -9,7 +9,7 @@ use std::path::{Path, PathBuf};
 
 use serde_json::{json, Value};
 use session_reference::history::History;
-use session_reference::listing::{list, list_all, recent, SessionInfo};
+use session_reference::listing::{list_all, recent, SessionInfo};
 use session_reference::model::Profile;
 use session_reference::resume::{continue_recent, decide, find, Match, Outcome, Scope};
 use session_reference::session::{SessionError, SessionManager};
@@ -59,7 +59,7 @@ pub fn list_op(dir: &Path, args: &Value, profile: Profile) -> Result<Value, Sess
     let sessions: Vec<SessionInfo> = if args["all"].as_bool() == Some(true) {
         list_all(&place.store.sessions_root(), profile)
     } else {
-        list(&place.scope(profile).local_dir(), profile)
+        place.scope(profile).local_sessions()
     };
     serde_json::to_value(json!({ "sessions": sessions })).map_err(|e| exception(e.to_string()))
 }

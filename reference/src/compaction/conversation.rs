@@ -62,7 +62,7 @@ type Frame = (&'static str, &'static str);
 fn summary_frames(rules: &Rules) -> (Frame, Frame) {
     const BRANCH: &str = "The following is a summary of a branch that this conversation came back from:\n\n<summary>\n";
     match rules.profile {
-        Profile::Pi => (
+        Profile::Pi | Profile::Operator => (
             (BRANCH, "</summary>"),
             ("The conversation history before this point was compacted into the following summary:\n\n<summary>\n", "\n</summary>"),
         ),
@@ -92,7 +92,7 @@ fn bash_text(message: &Value, rules: &Rules) -> String {
     let full = message.get("fullOutputPath").filter(|p| truthy(p));
     let truncated = message.get("truncated").is_some_and(truthy);
     let notice = match full {
-        Some(path) if truncated && rules.profile == Profile::Pi => {
+        Some(path) if truncated && rules.profile != Profile::Omp => {
             format!("\n\n[Output truncated. Full output: {}]", js_string(path))
         }
         _ => String::new(),

@@ -4,7 +4,8 @@
 use std::collections::{BTreeMap, HashSet};
 use std::path::{Path, PathBuf};
 
-use super::{Dialect, Env, ForkParent, Settings};
+use super::Keys;
+use super::{iso_file_name, Dialect, Env, ForkParent, Settings};
 use crate::context::{js_string, message_of};
 use crate::ids::IdSource;
 use crate::listing::SessionInfo;
@@ -14,6 +15,9 @@ use crate::store::CONFIG_DIR_ENV;
 
 /// oh-my-pi 13.19.0 (document 000).
 pub static OMP: Dialect = Dialect {
+    // Format: camelCase keys, a versioned `session` header, no `leaf` entries.
+    keys: &Keys::CAMEL,
+
     // Loading (000 "Loading and compatibility"): Bun's JSONL reader keeps the first
     // value of a line with trailing data; images may be blob references.
     keeps_value_before_trailing_data: true,
@@ -26,6 +30,8 @@ pub static OMP: Dialect = Dialect {
     writes_missing_file_on_open: true,
     appends_to_loaded_file_at_once: true,
     prepares_entries: true,
+    branch_appends_leaf_entry: false,
+    file_name: iso_file_name,
     fork_parent: ForkParent::SourceId,
 
     // Context (000 "Context reconstruction"):
@@ -39,10 +45,15 @@ pub static OMP: Dialect = Dialect {
         "timestamp",
     ],
     compaction_summary_fields: &["summary", "shortSummary", "tokensBefore", "timestamp"],
+    branch_summary_fields: &["summary", "fromId", "timestamp"],
+    custom_messages_in_context: true,
     settings,
+    settings_over_all_entries: false,
+    unknown_leaf_is_empty: false,
 
     // Store and listing (001; omp A, N, O).
     agent_dir,
+    flat_sessions: false,
     lists_need_header_id: true,
     counts_empty_messages: false,
     lists_sessions_without_messages: false,

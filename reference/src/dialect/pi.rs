@@ -3,7 +3,8 @@
 
 use std::path::{Path, PathBuf};
 
-use super::{Dialect, Env, ForkParent, Settings};
+use super::Keys;
+use super::{iso_file_name, Dialect, Env, ForkParent, Settings};
 use crate::context::{message_of, object};
 use crate::ids::{parse_iso_ms, uuid};
 use crate::listing::SessionInfo;
@@ -13,6 +14,9 @@ use crate::store::expand_home;
 
 /// pi-mono 0.73.1.
 pub static PI: Dialect = Dialect {
+    // Format: camelCase keys, a versioned `session` header, no `leaf` entries.
+    keys: &Keys::CAMEL,
+
     // Loading: `parseSessionEntries` runs `JSON.parse` on each line and skips what throws.
     keeps_value_before_trailing_data: false,
     has_blob_refs: false,
@@ -23,15 +27,22 @@ pub static PI: Dialect = Dialect {
     writes_missing_file_on_open: false,
     appends_to_loaded_file_at_once: false,
     prepares_entries: false,
+    branch_appends_leaf_entry: false,
+    file_name: iso_file_name,
     fork_parent: ForkParent::SourcePath,
 
     // Context (002 "Context Building"): `{messages, thinkingLevel, model}`.
     custom_message_fields: &["customType", "content", "display", "details", "timestamp"],
     compaction_summary_fields: &["summary", "tokensBefore", "timestamp"],
+    branch_summary_fields: &["summary", "fromId", "timestamp"],
+    custom_messages_in_context: true,
     settings,
+    settings_over_all_entries: false,
+    unknown_leaf_is_empty: false,
 
     // Store and listing (001; pi-mono 7.1–7.8).
     agent_dir,
+    flat_sessions: false,
     lists_need_header_id: false,
     counts_empty_messages: true,
     lists_sessions_without_messages: true,

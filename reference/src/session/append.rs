@@ -30,6 +30,9 @@ impl SessionManager {
                 vec![("provider", Some(provider)), ("modelId", Some(model_id))]
             }
             ModelChange::Omp { model, role } => vec![("model", Some(model)), ("role", role)],
+            ModelChange::Id { provider, model_id } => {
+                vec![("provider", provider), ("modelId", Some(model_id))]
+            }
         };
         self.append("model_change", payload, false)
     }
@@ -149,8 +152,8 @@ impl SessionManager {
 
     pub(super) fn append(
         &mut self,
-        type_name: &str,
-        payload: Vec<(&str, Option<Value>)>,
+        type_name: &'static str,
+        payload: Vec<(&'static str, Option<Value>)>,
         payload_first: bool,
     ) -> Result<String, SessionError> {
         let entry = self.make_entry(type_name, payload, payload_first, None);
@@ -161,27 +164,30 @@ impl SessionManager {
         Ok(id)
     }
 
+    /// A new entry whose parent is the leaf; `type_name` and the payload's keys are
+    /// the camelCase names, written as the dialect names them.
     pub(super) fn make_entry(
         &mut self,
-        type_name: &str,
-        payload: Vec<(&str, Option<Value>)>,
+        type_name: &'static str,
+        payload: Vec<(&'static str, Option<Value>)>,
         payload_first: bool,
         timestamp: Option<String>,
     ) -> Entry {
+        let keys = self.profile.dialect().keys;
         let tree = &self.tree;
         let id = new_entry_id(self.ids.as_mut(), |c| tree.contains(c));
         let timestamp = timestamp.unwrap_or_else(|| iso_timestamp(self.clock.now_ms()));
         let head = [
             ("id", Value::from(id)),
             (
-                "parentId",
+                keys.name("parentId"),
                 self.tree.leaf().map_or(Value::Null, Value::from),
             ),
             ("timestamp", Value::from(timestamp)),
         ];
         let mut fields: Vec<(&str, Value)> = payload
             .into_iter()
-            .filter_map(|(k, v)| v.map(|v| (k, v)))
+            .filter_map(|(k, v)| v.map(|v| (keys.name(k), v)))
             .collect();
         if payload_first {
             fields.extend(head);
@@ -189,7 +195,7 @@ impl SessionManager {
             fields.splice(0..0, head);
         }
         let mut object = serde_json::Map::with_capacity(fields.len() + 1);
-        object.insert("type".to_owned(), Value::from(type_name));
+        object.insert("type".to_owned(), Value::from(keys.name(type_name)));
         object.extend(fields.into_iter().map(|(k, v)| (k.to_owned(), v)));
         let mut value = Value::Object(object);
         if self.profile.dialect().prepares_entries {
@@ -197,6 +203,6 @@ impl SessionManager {
         }
         let text = value.to_string();
         let ordinal = self.tree.entries().len() + 1;
-        Entry::from_text(text, ordinal)
+        Entry::from_text(text, ordinal, keys)
     }
 }

@@ -10,9 +10,17 @@ use crate::model::Entry;
 use crate::tree::Tree;
 
 impl SessionManager {
-    /// Moves the leaf to `id`.
+    /// Moves the leaf to `id`; a dialect with durable navigation (003 `branch`) appends
+    /// a `leaf` entry (parent: the current leaf, target: `id`) that moves it.
     pub fn branch(&mut self, id: &str) -> Result<(), SessionError> {
-        Ok(self.tree.branch(id)?)
+        if !self.profile.dialect().branch_appends_leaf_entry {
+            return Ok(self.tree.branch(id)?);
+        }
+        if !self.tree.contains(id) {
+            return Err(SessionError::NotFound(id.to_owned()));
+        }
+        self.append("leaf", vec![("targetId", Some(Value::from(id)))], false)?;
+        Ok(())
     }
 
     /// Sets the leaf to none; the next append is a new root.

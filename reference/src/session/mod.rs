@@ -157,7 +157,7 @@ pub struct SessionManager {
     report: LoadReport,
 }
 
-/// The model-change shapes of the two profiles.
+/// The model-change shapes of the profiles.
 #[derive(Debug, Clone)]
 pub enum ModelChange {
     /// pi: `{provider, modelId}`.
@@ -173,6 +173,13 @@ pub enum ModelChange {
         model: Value,
         /// The role (`default` when absent).
         role: Option<Value>,
+    },
+    /// 003: `{provider?, model_id}` (the key named as the dialect names `modelId`).
+    Id {
+        /// The provider, when given.
+        provider: Option<Value>,
+        /// The model id.
+        model_id: Value,
     },
 }
 

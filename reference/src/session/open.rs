@@ -166,30 +166,30 @@ impl SessionManager {
 
     pub(super) fn make_header(&mut self, parent_session: Option<&str>) -> SessionHeader {
         let now = self.clock.now_ms();
-        let id = (self.profile.dialect().new_session_id)(self.ids.as_mut(), now);
+        let dialect = self.profile.dialect();
+        let keys = dialect.keys;
+        let id = (dialect.new_session_id)(self.ids.as_mut(), now);
         let mut obj = RawObject::default();
-        obj.set("type", to_raw("session"));
-        obj.set("version", to_raw(&CURRENT_VERSION));
+        obj.set("type", to_raw(keys.name("session")));
+        if keys.versioned {
+            obj.set("version", to_raw(&CURRENT_VERSION));
+        }
         obj.set("id", to_raw(&id));
         obj.set("timestamp", to_raw(&iso_timestamp(now)));
         obj.set("cwd", to_raw(&self.cwd));
         if let Some(parent) = parent_session {
-            obj.set("parentSession", to_raw(parent));
+            obj.set(keys.name("parentSession"), to_raw(parent));
         }
         let text = obj.to_json();
         let parsed = RawObject::parse(&text).unwrap_or_default();
-        SessionHeader::from_object(&parsed, &text).unwrap_or_else(|| unreachable_header(&text))
+        SessionHeader::from_object(&parsed, &text, keys)
+            .unwrap_or_else(|| unreachable_header(&text))
     }
 
     pub(super) fn default_file(&self) -> PathBuf {
-        let time = self
-            .header
-            .timestamp
-            .as_deref()
-            .unwrap_or_default()
-            .replace([':', '.'], "-");
-        self.session_dir
-            .join(format!("{time}_{}.jsonl", self.header.id))
+        let time = self.header.timestamp.as_deref().unwrap_or_default();
+        let name = (self.profile.dialect().file_name)(time, &self.header.id);
+        self.session_dir.join(name)
     }
 }
 

@@ -62,7 +62,10 @@ fn nothing_is_written_before_the_first_assistant() {
         assert_eq!(lines(&sm).len(), 4, "{profile}: header + 3 entries at once");
         sm.append_message(user("more")).unwrap();
         assert_eq!(lines(&sm).len(), 5, "{profile}: then one line per append");
-        assert_eq!(lines(&sm)[0]["type"], "session");
+        assert_eq!(
+            lines(&sm)[0]["type"],
+            profile.dialect().keys.name("session")
+        );
     }
 }
 
@@ -321,4 +324,66 @@ fn entry_key_order_follows_the_writers() {
         sm.entries()[1].object().keys().collect::<Vec<_>>(),
         ["type", "id", "parentId", "timestamp", "provider", "modelId"]
     );
+}
+
+const OH: &str =
+    r#"{"type":"session_header","id":"s1","timestamp":"2025-01-01T00:00:00.000Z","cwd":"/hdr"}"#;
+
+fn operator_file(lines: &[Value]) -> String {
+    let mut text = format!("{OH}\n");
+    for line in lines {
+        text.push_str(&line.to_string());
+        text.push('\n');
+    }
+    text
+}
+
+#[test]
+fn operator_branch_appends_a_leaf_entry_that_survives_a_reopen() {
+    let mut sm = SessionManager::create(options(Profile::Operator, &[]));
+    let u = sm.append_message(user("hi")).unwrap();
+    sm.append_message(assistant("ok")).unwrap();
+    sm.branch(&u).unwrap();
+    assert_eq!(sm.tree.leaf(), Some(u.as_str()));
+    let written = lines(&sm);
+    assert_eq!(written[0]["type"], "session_header");
+    assert!(written[0].get("version").is_none());
+    assert_eq!(written[3]["type"], "leaf");
+    assert_eq!(written[3]["target_id"], u.as_str());
+    assert_eq!(written[2]["parent_id"], written[1]["id"]);
+    let path = sm.session_file().unwrap().to_owned();
+    let text = file(&sm, path.to_str().unwrap()).unwrap();
+    let name = path.file_name().unwrap().to_str().unwrap().to_owned();
+    assert!(
+        name.ends_with(&format!("000_{}.jsonl", sm.header.id)),
+        "{name}"
+    );
+    let reopened =
+        SessionManager::open_bytes(&path, text.into_bytes(), options(Profile::Operator, &[]))
+            .unwrap();
+    assert_eq!(
+        reopened.tree.leaf(),
+        Some(u.as_str()),
+        "the leaf entry is replayed"
+    );
+    assert!(
+        reopened.report.migrated.is_empty(),
+        "003 files are never migrated"
+    );
+}
+
+#[test]
+fn operator_leaf_entries_may_point_at_missing_ids() {
+    let text = operator_file(&[
+        json!({"type":"message","id":"a1","parent_id":null,"timestamp":"2025-01-01T00:00:01.000Z","message":user("x")}),
+        json!({"type":"leaf","id":"l1","parent_id":"a1","timestamp":"2025-01-01T00:00:02.000Z","target_id":"zz"}),
+    ]);
+    let sm = SessionManager::open_bytes(
+        Path::new("/s/a.jsonl"),
+        text.into_bytes(),
+        options(Profile::Operator, &[]),
+    )
+    .unwrap();
+    assert_eq!(sm.tree.leaf(), Some("zz"));
+    assert!(sm.tree.branch_path(None).is_empty());
 }
