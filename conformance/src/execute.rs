@@ -140,7 +140,7 @@ pub fn tree_output(sm: &SessionManager) -> Value {
                 None => n
                     .entry
                     .object()
-                    .get(n.entry.keys.name("parentId"))
+                    .get(n.entry.keys().name("parentId"))
                     .and_then(|v| serde_json::from_str(v.get()).ok())
                     .unwrap_or(Value::Null),
             };

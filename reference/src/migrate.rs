@@ -47,7 +47,7 @@ pub fn migrate(
         {
             let mut obj = entry.object();
             obj.set("version", to_raw(&CURRENT_VERSION));
-            *entry = Entry::from_text(obj.to_json(), entry.ordinal, entry.keys);
+            *entry = Entry::from_text(obj.to_json(), entry.ordinal, entry.profile);
         }
     }
     steps
@@ -93,7 +93,7 @@ pub fn v1_to_v2(entries: &mut [Entry], ids: &mut dyn IdSource) {
                 obj.remove("firstKeptEntryIndex");
             }
         }
-        entries[i] = Entry::from_text(obj.to_json(), entry.ordinal, entry.keys);
+        entries[i] = Entry::from_text(obj.to_json(), entry.ordinal, entry.profile);
         parent.clone_from(&new_ids[i]);
     }
 }
@@ -111,7 +111,7 @@ pub fn v2_to_v3(entries: &mut [Entry]) {
         message.set("role", to_raw("custom"));
         let message = message.to_raw();
         obj.set("message", message);
-        *entry = Entry::from_text(obj.to_json(), entry.ordinal, entry.keys);
+        *entry = Entry::from_text(obj.to_json(), entry.ordinal, entry.profile);
     }
 }
 

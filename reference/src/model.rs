@@ -118,8 +118,8 @@ pub struct Entry {
     pub kind: EntryKind,
     /// The position among all JSON values of the file, header = 0 (what v1 `firstKeptEntryIndex` counts).
     pub ordinal: usize,
-    /// The dialect's names of the keys read from [`Entry::raw`].
-    pub keys: &'static Keys,
+    /// The profile it was read in: its dialect's keys name the fields read from [`Entry::raw`].
+    pub profile: Profile,
 }
 
 /// The entry types of both profiles. The fields a type carries are read from the
@@ -165,8 +165,9 @@ impl Entry {
         obj: &RawObject<'_>,
         text: JsonText,
         ordinal: usize,
-        keys: &'static Keys,
+        profile: Profile,
     ) -> Entry {
+        let keys = profile.dialect().keys;
         Entry {
             id: obj.str("id"),
             parent_id: obj
@@ -177,20 +178,25 @@ impl Entry {
             kind: kind_of(obj, keys),
             raw: text,
             ordinal,
-            keys,
+            profile,
         }
     }
 
     /// Reads an entry from JSON text of its own (written by `serde_json` or this crate).
-    pub fn from_text(text: String, ordinal: usize, keys: &'static Keys) -> Entry {
+    pub fn from_text(text: String, ordinal: usize, profile: Profile) -> Entry {
         let source = Arc::new(text);
         let obj = RawObject::parse(&source).unwrap_or_default();
         Entry::from_object(
             &obj,
             JsonText::slice(&source, 0..source.len()),
             ordinal,
-            keys,
+            profile,
         )
+    }
+
+    /// The names of the keys read from [`Entry::raw`], in the entry's dialect.
+    pub fn keys(&self) -> &'static Keys {
+        self.profile.dialect().keys
     }
 
     /// Re-reads the entry's fields (borrowed from [`Entry::raw`]).
@@ -206,7 +212,7 @@ impl Entry {
     /// The entry's `type` string.
     pub fn type_name(&self) -> String {
         match self.kind.type_name() {
-            Some(name) => self.keys.name(name).to_owned(),
+            Some(name) => self.keys().name(name).to_owned(),
             None => self.object().str("type").unwrap_or_default(),
         }
     }
@@ -230,13 +236,13 @@ impl Entry {
     /// A compaction's `firstKeptEntryId`, when it is a string.
     pub fn first_kept_entry_id(&self) -> Option<String> {
         (self.kind == EntryKind::Compaction)
-            .then(|| self.object().str(self.keys.name("firstKeptEntryId")))
+            .then(|| self.object().str(self.keys().name("firstKeptEntryId")))
             .flatten()
     }
 
     /// A `leaf` entry's target (003 `LeafEntry.target_id`): `Some(None)` when it is not a string.
     pub fn leaf_target(&self) -> Option<Option<String>> {
-        (self.kind == EntryKind::Leaf).then(|| self.object().str(self.keys.name("targetId")))
+        (self.kind == EntryKind::Leaf).then(|| self.object().str(self.keys().name("targetId")))
     }
 
     /// What a `label` entry does to its target (`targetId`, when a string): sets the
@@ -250,7 +256,7 @@ impl Entry {
             .get("label")
             .filter(|v| crate::raw::is_truthy(Some(v)))
             .map(|v| as_string(v).unwrap_or_else(|| v.get().to_owned()));
-        Some((obj.str(self.keys.name("targetId"))?, label))
+        Some((obj.str(self.keys().name("targetId"))?, label))
     }
 }
 
@@ -371,7 +377,7 @@ mod tests {
     fn entry_kinds_are_read_from_type() {
         let text = r#"{"type":"label","id":"a","parentId":"","targetId":"t","label":"x"}"#;
         let obj = RawObject::parse(text).unwrap();
-        let entry = Entry::from_object(&obj, JsonText::new(text.to_owned()), 1, &Keys::CAMEL);
+        let entry = Entry::from_object(&obj, JsonText::new(text.to_owned()), 1, Profile::Omp);
         assert_eq!(entry.parent_id, None);
         assert_eq!(entry.kind, EntryKind::Label);
         assert_eq!(entry.label_change(), Some(("t".into(), Some("x".into()))));
@@ -391,7 +397,7 @@ mod tests {
         ];
         for (json, expected) in cases {
             let text = format!(r#"{{"type":"message","id":"a","timestamp":{json}}}"#);
-            let entry = Entry::from_text(text, 1, &Keys::CAMEL);
+            let entry = Entry::from_text(text, 1, Profile::Omp);
             assert_eq!(entry.time_ms, expected, "{json}");
         }
     }

@@ -264,12 +264,8 @@ impl Reader {
             }
             (Some(_), None) => self.report(number, DiagnosticKind::NotObject),
             (Some(_), Some(object)) => {
-                let entry = Entry::from_object(
-                    &object,
-                    JsonText::slice(text, span),
-                    ordinal,
-                    self.profile.dialect().keys,
-                );
+                let entry =
+                    Entry::from_object(&object, JsonText::slice(text, span), ordinal, self.profile);
                 if self.profile.dialect().has_blob_refs && has_invalid_blob_ref(value) {
                     self.report(number, DiagnosticKind::InvalidBlobRef);
                 }

@@ -390,12 +390,12 @@ mod tests {
 
     fn entry(id: &str, parent: Option<&str>, ts: &str) -> Entry {
         let text = serde_json::json!({"type":"message","id":id,"parentId":parent,"timestamp":ts,"message":{"role":"user"}}).to_string();
-        Entry::from_text(text, 0, &crate::dialect::Keys::CAMEL)
+        Entry::from_text(text, 0, crate::model::Profile::Omp)
     }
 
     fn label(id: &str, target: &str, text: Option<&str>) -> Entry {
         let text = serde_json::json!({"type":"label","id":id,"parentId":null,"timestamp":"t","targetId":target,"label":text}).to_string();
-        Entry::from_text(text, 0, &crate::dialect::Keys::CAMEL)
+        Entry::from_text(text, 0, crate::model::Profile::Omp)
     }
 
     /// A tree of `entries`, then the label entries appended one by one.

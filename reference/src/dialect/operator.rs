@@ -152,7 +152,7 @@ mod tests {
     use crate::model::Entry;
 
     fn entry(text: &str) -> Entry {
-        Entry::from_text(text.to_owned(), 1, &KEYS)
+        Entry::from_text(text.to_owned(), 1, crate::model::Profile::Operator)
     }
 
     #[test]

@@ -203,6 +203,6 @@ impl SessionManager {
         }
         let text = value.to_string();
         let ordinal = self.tree.entries().len() + 1;
-        Entry::from_text(text, ordinal, keys)
+        Entry::from_text(text, ordinal, self.profile)
     }
 }
