@@ -387,3 +387,26 @@ fn operator_leaf_entries_may_point_at_missing_ids() {
     assert_eq!(sm.tree.leaf(), Some("zz"));
     assert!(sm.tree.branch_path(None).is_empty());
 }
+
+#[test]
+fn an_in_memory_session_never_writes_a_file() {
+    // 000 and 002 "SessionManager.inMemory"; 003 "in_memory(cwd)": every profile keeps the
+    // session in memory only, whatever is appended (an operator branch appends a leaf entry).
+    for profile in Profile::ALL {
+        let mut opts = options(profile, &[]);
+        // Any write would fail, and latch the error every later append returns.
+        opts.storage = Box::new(MemoryStorage {
+            fail_writes: Some("an in-memory session wrote".into()),
+            ..MemoryStorage::default()
+        });
+        let mut sm = SessionManager::in_memory(opts);
+        let u1 = sm.append_message(user("u1")).unwrap();
+        sm.append_message(assistant("a1")).unwrap();
+        sm.branch(&u1).unwrap();
+        sm.append_message(assistant("a2")).unwrap();
+        sm.flush().unwrap();
+        assert_eq!(sm.session_file(), None, "{profile}");
+        assert_eq!(sm.cwd(), "/proj", "{profile}");
+        assert!(sm.entries().len() >= 3, "{profile}");
+    }
+}
