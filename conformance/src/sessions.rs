@@ -8,8 +8,9 @@ use std::fmt::Write as _;
 use std::path::{Path, PathBuf};
 
 use serde_json::{json, Value};
-use session_reference::listing::{self, RecentSession, SessionInfo};
+use session_reference::listing::{self, SessionInfo};
 use session_reference::model::Profile;
+use session_reference::recent::{self, RecentSession};
 use session_reference::resume::{decide, find, find_counted, Match, Outcome, Scope};
 use session_reference::store::Store;
 
@@ -89,7 +90,7 @@ pub fn list_quick(place: &Place, all: bool, json: bool) -> String {
         // A flat store (003) is told apart by each header's cwd: the whole-file listing reads it.
         return list_full(place, all, json);
     }
-    let sessions = listing::summaries(&place.files(all));
+    let sessions = recent::summaries(&place.files(all));
     if json {
         let rows: Vec<Value> = sessions.iter().map(summary_json).collect();
         return format!("{}\n", Value::Array(rows));
@@ -148,7 +149,7 @@ fn display_name(info: &SessionInfo) -> String {
         .as_deref()
         .or(title)
         .unwrap_or(&info.first_message);
-    listing::truncate_name(&listing::sanitize_name(chosen).unwrap_or_default())
+    recent::truncate_name(&recent::sanitize_name(chosen).unwrap_or_default())
 }
 
 /// The `sessions list` table: one row per session, columns padded, a count last.

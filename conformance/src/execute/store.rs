@@ -9,8 +9,9 @@ use std::path::{Path, PathBuf};
 
 use serde_json::{json, Value};
 use session_reference::history::History;
-use session_reference::listing::{list_all, recent, SessionInfo};
+use session_reference::listing::{list_all, SessionInfo};
 use session_reference::model::Profile;
+use session_reference::recent::recent;
 use session_reference::resume::{continue_recent, decide, find, Match, Outcome, Scope};
 use session_reference::session::{SessionError, SessionManager};
 use session_reference::store::{terminal_id, Store};
