@@ -5,11 +5,11 @@ use std::fmt::Write as _;
 use std::fs;
 use std::path::Path;
 
+use crate::read_only::ReadOnlyStorage;
 use serde_json::Value;
 use session_reference::context::LeafChoice;
 use session_reference::model::Profile;
 use session_reference::session::{Options, SessionManager};
-use session_reference::storage::ReadOnlyStorage;
 
 use crate::execute;
 

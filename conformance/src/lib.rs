@@ -29,6 +29,7 @@ pub mod json_writer;
 pub mod normalize;
 pub mod plan;
 pub mod protocol;
+pub mod read_only;
 pub mod report;
 pub mod runner;
 pub mod schema;

@@ -178,51 +178,6 @@ impl Storage for MemoryStorage {
     }
 }
 
-/// Reads from the real filesystem and keeps every write in memory: for inspecting a
-/// file with the session manager without changing anything on disk.
-#[derive(Debug, Default)]
-pub struct ReadOnlyStorage {
-    /// The writes that were kept in memory.
-    pub overlay: MemoryStorage,
-}
-
-impl Storage for ReadOnlyStorage {
-    fn read(&self, path: &Path) -> io::Result<Option<Vec<u8>>> {
-        match self.overlay.read(path)? {
-            Some(bytes) => Ok(Some(bytes)),
-            None => FileStorage::default().read(path),
-        }
-    }
-
-    fn append(&mut self, path: &Path, bytes: &[u8]) -> io::Result<()> {
-        if !self.overlay.exists(path) {
-            let existing = self.read(path)?.unwrap_or_default();
-            self.overlay.files.insert(path.to_owned(), existing);
-        }
-        self.overlay.append(path, bytes)
-    }
-
-    fn sync(&mut self, _path: &Path) -> io::Result<()> {
-        Ok(())
-    }
-
-    fn write_atomic(&mut self, path: &Path, bytes: &[u8]) -> io::Result<()> {
-        self.overlay.write_atomic(path, bytes)
-    }
-
-    /// Moves the overlay's copy of `from`; a file that is only on disk is not read
-    /// (it may be a pipe, read once already): `to` is recorded as empty.
-    fn rename(&mut self, from: &Path, to: &Path) -> io::Result<()> {
-        let bytes = self.overlay.files.remove(from).unwrap_or_default();
-        self.overlay.files.insert(to.to_owned(), bytes);
-        Ok(())
-    }
-
-    fn exists(&self, path: &Path) -> bool {
-        self.overlay.exists(path) || path.exists()
-    }
-}
-
 #[cfg(test)]
 mod tests {
     use super::*;
