@@ -13,6 +13,7 @@ use crate::normalize::object;
 use crate::protocol::{Hello, Request, Response, OMP_ONLY_OPERATIONS, OPERATIONS};
 
 pub mod compaction;
+pub mod serve;
 mod store;
 
 /// The reference's hello for `profile`.

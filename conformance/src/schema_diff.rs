@@ -276,6 +276,44 @@ fn branches(schema: &Value) -> BTreeMap<String, Value> {
     out
 }
 
+/// A schema set to compare: a folder, or `git:REV` (the schemas/ folder at that revision, read with `git`).
+///
+/// # Errors
+/// The folder cannot be read, `git` fails, or a file is not JSON; the message names it.
+pub fn schema_set(spec: &str) -> Result<BTreeMap<String, Value>, String> {
+    let Some(rev) = spec.strip_prefix("git:") else {
+        return read_dir(Path::new(spec));
+    };
+    let git = |args: &[&str]| -> Result<String, String> {
+        let output = std::process::Command::new("git")
+            .args(args)
+            .output()
+            .map_err(|e| format!("git: {e}"))?;
+        if !output.status.success() {
+            return Err(format!(
+                "git {}: {}",
+                args.join(" "),
+                String::from_utf8_lossy(&output.stderr).trim()
+            ));
+        }
+        Ok(String::from_utf8_lossy(&output.stdout).into_owned())
+    };
+    let mut set = BTreeMap::new();
+    for file in git(&["ls-tree", "-r", "--name-only", rev, "schemas/"])?
+        .lines()
+        .filter(|f| {
+            Path::new(f)
+                .extension()
+                .is_some_and(|e| e.eq_ignore_ascii_case("json"))
+        })
+    {
+        let text = git(&["show", &format!("{rev}:{file}")])?;
+        let value = serde_json::from_str(&text).map_err(|e| format!("{rev}:{file}: {e}"))?;
+        set.insert(file.trim_start_matches("schemas/").to_owned(), value);
+    }
+    Ok(set)
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;

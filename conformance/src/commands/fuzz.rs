@@ -1,0 +1,82 @@
+//! `fuzz`: differential testing of an adapter against the reference, with shrinking.
+
+use std::io::{self, IsTerminal, Write};
+use std::path::PathBuf;
+use std::process::ExitCode;
+use std::time::Duration;
+
+use session_conformance::fuzz;
+use session_reference::model::Profile;
+
+use super::parse_profile;
+
+/// Differential testing: run generated cases through an adapter and the reference;
+/// shrink the first disagreement and write it as a case ready for corpus/cases/regression/.
+///
+/// Exit status: 0 no disagreement, 1 a disagreement was found, 2 usage or adapter error.
+#[derive(clap::Args)]
+pub struct Args {
+    /// The adapter command (arguments that start with `-` go after `--`).
+    #[arg(long, num_args = 1.., value_name = "CMD", required = true)]
+    adapter: Vec<String>,
+    /// More adapter arguments.
+    #[arg(last = true, value_name = "ADAPTER-ARGS")]
+    rest: Vec<String>,
+    /// The profile: pi, omp or operator.
+    #[arg(long, value_parser = parse_profile)]
+    profile: Profile,
+    /// How many generated cases at most.
+    #[arg(long, default_value_t = 200)]
+    cases: usize,
+    /// The seed.
+    #[arg(long, default_value_t = 1)]
+    seed: u64,
+    /// Stop after this many seconds.
+    #[arg(long, default_value_t = 600)]
+    budget: u64,
+    /// Seconds an adapter may take per case.
+    #[arg(long, default_value_t = 20)]
+    timeout: u64,
+    /// Where to write the shrunk case.
+    #[arg(long, default_value = "fuzz-findings")]
+    out: PathBuf,
+    /// Remove this object key from both outputs before comparing (repeatable), to look past a known divergence.
+    #[arg(long = "ignore-key", value_name = "KEY")]
+    ignore_keys: Vec<String>,
+}
+
+/// Runs `fuzz`.
+pub fn run(args: Args) -> Result<ExitCode, String> {
+    let options = fuzz::FuzzOptions {
+        argv: args.adapter.into_iter().chain(args.rest).collect(),
+        profile: args.profile,
+        cases: args.cases,
+        seed: args.seed,
+        budget: Duration::from_secs(args.budget),
+        out: args.out,
+        timeout: Duration::from_secs(args.timeout),
+        ignore_keys: args.ignore_keys,
+    };
+    let mut progress: Box<dyn Write> = if io::stderr().is_terminal() {
+        Box::new(io::stderr())
+    } else {
+        Box::new(io::sink())
+    };
+    let (ran, finding) = fuzz::fuzz(&options, &mut progress)?;
+    match finding {
+        None => {
+            println!("{ran} generated case(s), no disagreement");
+            Ok(ExitCode::SUCCESS)
+        }
+        Some(f) => {
+            println!(
+                "disagreement after {ran} case(s); shrunk from {} to {} steps: {}",
+                f.steps.0,
+                f.steps.1,
+                f.dir.display()
+            );
+            print!("{}", f.diff);
+            Ok(ExitCode::from(1))
+        }
+    }
+}

@@ -1,0 +1,93 @@
+//! The CLI's commands, one file each. `main.rs` parses the arguments with clap and
+//! hands each command its arguments; what a command does lives in the library.
+
+pub mod bless;
+pub mod compaction;
+pub mod context;
+pub mod corpus;
+pub mod fuzz;
+pub mod generate;
+pub mod load;
+pub mod run;
+pub mod schema;
+pub mod serve;
+pub mod sessions;
+pub mod tree;
+pub mod validate;
+
+use std::io::{self, Write};
+use std::process::ExitCode;
+
+use clap::ValueEnum;
+use session_reference::model::Profile;
+
+/// What a command that prints a report writes: lines for people, or JSON.
+#[derive(Clone, Copy, ValueEnum, PartialEq, Eq)]
+pub enum OutputFormat {
+    /// Text for people.
+    Text,
+    /// JSON (one document, or JSON Lines where the command says so).
+    Json,
+}
+
+/// `--profile` of the commands that may decide it from the input (`auto`).
+#[derive(Clone, Copy, ValueEnum, PartialEq, Eq, Debug)]
+pub enum ProfileChoice {
+    /// Decide from the content (or, for a store, from which store exists).
+    Auto,
+    /// pi-mono.
+    Pi,
+    /// oh-my-pi.
+    Omp,
+    /// Document 003's snake_case dialect.
+    Operator,
+}
+
+impl ProfileChoice {
+    /// The profile chosen, or `None` for `auto`.
+    pub fn profile(self) -> Option<Profile> {
+        match self {
+            ProfileChoice::Auto => None,
+            ProfileChoice::Pi => Some(Profile::Pi),
+            ProfileChoice::Omp => Some(Profile::Omp),
+            ProfileChoice::Operator => Some(Profile::Operator),
+        }
+    }
+}
+
+/// Parses a profile name for clap (`pi`, `omp`, `operator`).
+pub fn parse_profile(s: &str) -> Result<Profile, String> {
+    s.parse()
+}
+
+/// Prints a JSON value in the kit's canonical form.
+pub fn print_json(value: &serde_json::Value) -> Result<ExitCode, String> {
+    write_stdout(&session_conformance::normalize::canonical(value))
+}
+
+/// Writes `text` to stdout; a closed pipe (`| head`) ends the program quietly.
+pub fn write_stdout(text: &str) -> Result<ExitCode, String> {
+    let mut out = io::stdout().lock();
+    out.write_all(text.as_bytes())
+        .and_then(|()| out.flush())
+        .or_else(ignore_broken_pipe)?;
+    Ok(ExitCode::SUCCESS)
+}
+
+/// A closed stdout ends the program with status 0; any other error is reported.
+#[allow(clippy::needless_pass_by_value)] // used as `or_else(ignore_broken_pipe)`
+pub fn ignore_broken_pipe(e: io::Error) -> Result<(), String> {
+    if e.kind() == io::ErrorKind::BrokenPipe {
+        std::process::exit(0);
+    }
+    Err(format!("stdout: {e}"))
+}
+
+/// Exit status 0 when `ok`, else 1.
+pub fn status(ok: bool) -> ExitCode {
+    if ok {
+        ExitCode::SUCCESS
+    } else {
+        ExitCode::from(1)
+    }
+}

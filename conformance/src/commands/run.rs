@@ -1,0 +1,162 @@
+//! `run`: the main job: corpus cases against an implementation, compared with the goldens.
+
+use std::io::{self, IsTerminal};
+use std::path::{Path, PathBuf};
+use std::process::ExitCode;
+use std::sync::Arc;
+use std::time::Duration;
+
+use clap::ValueEnum;
+use session_conformance::harness::{self, Harness};
+use session_conformance::report::{self, Format, ProfileRun};
+use session_conformance::{corpus, runner};
+use session_reference::model::Profile;
+
+use super::{parse_profile, status, write_stdout};
+
+/// Run corpus cases against an implementation and compare with the goldens.
+///
+/// Exit status: 0 when every selected case passed (or is a listed divergence),
+/// 1 when any failed, 2 on usage errors or when the adapter cannot start.
+#[derive(clap::Args)]
+pub struct Args {
+    /// `reference` (built in, the default) or an adapter command and its arguments (no shell).
+    /// Arguments that start with `-` go after `--`: `--adapter bin -- serve --profile pi`.
+    #[arg(long, num_args = 1.., value_name = "CMD")]
+    adapter: Vec<String>,
+    /// More adapter arguments (after `--`), appended to `--adapter`.
+    #[arg(last = true, value_name = "ADAPTER-ARGS")]
+    rest: Vec<String>,
+    /// Profile(s) to run (pi, omp, operator); default: every profile for the reference, required for an adapter.
+    #[arg(long, value_parser = parse_profile)]
+    profile: Vec<Profile>,
+    /// Corpus directory.
+    #[arg(long, default_value = "corpus/cases")]
+    corpus: PathBuf,
+    /// Only cases whose group/name (e.g. `parse/*`) or id matches this glob.
+    #[arg(long)]
+    filter: Option<String>,
+    /// Known divergences: lines of `CASE-ID reason`.
+    #[arg(long)]
+    expect: Option<PathBuf>,
+    /// Cases run in parallel (one adapter process each); default: the number of CPUs.
+    #[arg(long)]
+    jobs: Option<usize>,
+    /// Seconds an adapter may take per case.
+    #[arg(long, default_value_t = 30)]
+    timeout: u64,
+    /// Start the adapter once per case (one request on stdin, one response on stdout).
+    #[arg(long)]
+    one_shot: bool,
+    /// Let jobs and adapters move between CPUs. By default (Linux), when there are
+    /// fewer jobs than CPUs, each job and its adapter stay on one CPU: a request and
+    /// its answer then take turns on it instead of waking an idle CPU each time, which
+    /// is slow on virtual machines.
+    #[arg(long)]
+    no_pin: bool,
+    /// Report format.
+    #[arg(long, value_enum, default_value_t = Format::Text)]
+    format: Format,
+    /// Colour in text reports.
+    #[arg(long, value_enum, default_value_t = Color::Auto)]
+    color: Color,
+}
+
+/// When text reports are coloured.
+#[derive(Clone, Copy, ValueEnum)]
+enum Color {
+    /// When stdout is a terminal and `NO_COLOR` is not set.
+    Auto,
+    /// Always.
+    Always,
+    /// Never.
+    Never,
+}
+
+/// Runs `run`.
+pub fn run(args: &Args) -> Result<ExitCode, String> {
+    let reference = args.adapter.is_empty() || args.adapter == ["reference"];
+    let profiles = match (&args.profile[..], reference) {
+        ([], true) => Profile::ALL.to_vec(),
+        ([], false) => return Err("--profile is required with an adapter command".into()),
+        (p, _) => p.to_vec(),
+    };
+    if !args.corpus.is_dir() {
+        return Err(format!(
+            "{}: corpus directory not found (use --corpus)",
+            args.corpus.display()
+        ));
+    }
+    let divergences = match &args.expect {
+        Some(path) => runner::read_divergences(path)?,
+        None => runner::Divergences::new(),
+    };
+    // Read once for every profile: a case of several profiles shares its goldens and
+    // known tokens between their runs.
+    let cases = Arc::new(corpus::load(&args.corpus).map_err(|e| e.to_string())?);
+    let mut runs: Vec<ProfileRun> = Vec::new();
+    for profile in profiles {
+        let mut harness = Harness::new(&args.corpus)
+            .loaded(Arc::clone(&cases))
+            .profile(profile)
+            .ignore(divergences.clone())
+            .jobs(
+                args.jobs
+                    .unwrap_or_else(|| std::thread::available_parallelism().map_or(1, usize::from)),
+            )
+            .timeout(Duration::from_secs(args.timeout))
+            .pin_cpus(!args.no_pin)
+            .progress(args.format == Format::Text);
+        if let Some(glob) = &args.filter {
+            harness = harness.filter(glob)?;
+        }
+        let run = if reference {
+            harness.run_reference()?
+        } else {
+            let command: Vec<String> = args.adapter.iter().chain(&args.rest).cloned().collect();
+            harness.run_process(&command, args.one_shot)?
+        };
+        runs.push(run);
+    }
+    let color = match args.color {
+        Color::Always => true,
+        Color::Never => false,
+        Color::Auto => std::env::var_os("NO_COLOR").is_none() && io::stdout().is_terminal(),
+    };
+    let text = match args.format {
+        Format::Text => report::text(&runs, color),
+        Format::Json => report::json_lines(&runs, &corpus_hash(&args.corpus)),
+        Format::Junit => report::junit(&runs),
+    };
+    write_stdout(&text)?;
+    Ok(status(harness::all_good(&runs)))
+}
+
+/// A digest of every case's files, so a JSON report names the corpus it ran.
+fn corpus_hash(root: &Path) -> String {
+    use sha2::{Digest, Sha256};
+    let mut hasher = Sha256::new();
+    for case in corpus::load(root).unwrap_or_default() {
+        let mut files: Vec<PathBuf> = std::fs::read_dir(&case.dir)
+            .into_iter()
+            .flatten()
+            .flatten()
+            .map(|e| e.path())
+            .filter(|p| p.is_file())
+            .collect();
+        files.sort();
+        for f in files {
+            hasher.update(f.to_string_lossy().as_bytes());
+            hasher.update(std::fs::read(&f).unwrap_or_default());
+        }
+        for (name, bytes) in &case.inputs {
+            hasher.update(name.as_bytes());
+            hasher.update(bytes);
+        }
+    }
+    hasher.finalize().iter().fold(String::new(), |mut s, b| {
+        use std::fmt::Write as _;
+        let _ = write!(s, "{b:02x}");
+        s
+    })
+}

@@ -1,0 +1,135 @@
+//! The adapter protocol's loop, with the reference behind it (`session-conformance serve`):
+//! one request a line in, one response a line out (`PROTOCOL.md` "Modes").
+
+use std::io::{self, BufRead, Read, Write};
+
+use session_reference::model::Profile;
+
+use crate::protocol::{Request, Response};
+
+/// Answers every line of `input` on `output` until `bye`, the end of input, or (with
+/// `one_shot`) the first answer. A line that is not a request gets an `exception` answer.
+///
+/// # Errors
+/// Reading `input` or writing `output` failed (a closed output is `BrokenPipe`).
+pub fn serve(
+    profile: Profile,
+    one_shot: bool,
+    input: impl Read,
+    mut output: impl Write,
+) -> io::Result<()> {
+    // Reads of 64 KiB (what a pipe holds) go past stdin's own 8 KiB buffer.
+    let mut input = io::BufReader::with_capacity(64 * 1024, input);
+    // One buffer for every request and one for every reply: a request may carry
+    // 500,000-character strings, and growing a fresh buffer to that size each time
+    // costs more than reading it.
+    let mut line = Vec::new();
+    let mut reply = Vec::new();
+    loop {
+        line.clear();
+        // Bytes, not a `String`: the JSON parser checks the text is UTF-8 as it reads it.
+        if input.read_until(b'\n', &mut line)? == 0 {
+            return Ok(());
+        }
+        if is_blank(&line) {
+            continue;
+        }
+        reply.clear();
+        match read_line(&line) {
+            Incoming::Request(request) => {
+                serde_json::to_writer(&mut reply, &super::execute(request))
+            }
+            Incoming::Hello => serde_json::to_writer(&mut reply, &super::hello(profile)),
+            Incoming::Bye => return Ok(()),
+            Incoming::Bad(error) => serde_json::to_writer(&mut reply, &error),
+        }?;
+        reply.push(b'\n');
+        output.write_all(&reply)?;
+        output.flush()?;
+        if one_shot {
+            return Ok(());
+        }
+    }
+}
+
+/// What a line of `serve`'s input asks for.
+enum Incoming {
+    /// A case to run.
+    Request(Request),
+    /// The runner's greeting: answered with the reference's hello.
+    Hello,
+    /// The end of the run.
+    Bye,
+    /// Not JSON, or not a request: the error to answer with.
+    Bad(Response),
+}
+
+/// Reads one line of `serve`'s input.
+fn read_line(line: &[u8]) -> Incoming {
+    // Most lines are requests: read as one directly, their arguments are built once.
+    if let Ok(request) = serde_json::from_slice::<Request>(line) {
+        if request.kind != "hello" && request.kind != "bye" {
+            return Incoming::Request(request);
+        }
+    }
+    // Any other line is read as a value first: a greeting, a farewell, or what is wrong.
+    let value = match serde_json::from_slice::<serde_json::Value>(line) {
+        Ok(value) => value,
+        Err(e) => return Incoming::Bad(Response::error("", "exception", format!("not JSON: {e}"))),
+    };
+    match value["type"].as_str() {
+        Some("hello") => Incoming::Hello,
+        Some("bye") => Incoming::Bye,
+        _ => {
+            let case = value["case"].as_str().unwrap_or_default().to_owned();
+            // Moved, not cloned: a request may carry 500,000-character strings.
+            match serde_json::from_value::<Request>(value) {
+                Ok(request) => Incoming::Request(request),
+                Err(e) => Incoming::Bad(Response::error(
+                    &case,
+                    "exception",
+                    format!("bad request: {e}"),
+                )),
+            }
+        }
+    }
+}
+
+/// Whether a request line is only whitespace (Unicode's, as `str::trim` has it). Only
+/// a line whose first other byte is not ASCII is checked as text: a request starts
+/// with `{`, and may carry half a million characters.
+fn is_blank(line: &[u8]) -> bool {
+    match line
+        .iter()
+        .find(|&&b| !(b.is_ascii() && char::from(b).is_whitespace()))
+    {
+        None => true,
+        Some(&b) if !b.is_ascii() => std::str::from_utf8(line).is_ok_and(|t| t.trim().is_empty()),
+        Some(_) => false,
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn answers_hello_requests_and_garbage_then_stops_at_bye() {
+        let input = concat!(
+            "{\"type\":\"hello\"}\n",
+            "   \n",
+            "not json\n",
+            "{\"type\":\"bye\"}\n",
+            "{\"type\":\"hello\"}\n",
+        );
+        let mut out = Vec::new();
+        serve(Profile::Pi, false, input.as_bytes(), &mut out).expect("serve");
+        let lines: Vec<serde_json::Value> = String::from_utf8(out)
+            .expect("utf8")
+            .lines()
+            .map(|l| serde_json::from_str(l).expect("json"))
+            .collect();
+        assert_eq!(lines.len(), 2, "hello, the error; nothing after bye");
+        assert_eq!(lines[1]["error"]["kind"], "exception");
+    }
+}
