@@ -6,8 +6,9 @@ use std::path::{Path, PathBuf};
 
 use serde_json::{json, Value};
 use session_reference::context::LeafChoice;
+use session_reference::entries;
 use session_reference::model::Profile;
-use session_reference::session::{ModelChange, Options, SessionError, SessionManager};
+use session_reference::session::{Options, SessionError, SessionManager};
 
 use crate::normalize::object;
 use crate::protocol::{Hello, Request, Response, OMP_ONLY_OPERATIONS, OPERATIONS};
@@ -256,73 +257,89 @@ pub fn run_step(
     };
     match (step["call"].as_str().unwrap_or_default(), profile) {
         ("appendMessage", _) => id(sm.append_message(arg("message"))),
-        ("appendThinkingLevelChange", _) => {
-            id(sm.append_thinking_level_change(arg("thinkingLevel")))
-        }
-        ("appendModelChange", Profile::Pi) => id(sm.append_model_change(ModelChange::Pi {
+        ("appendThinkingLevelChange", _) => id(sm.append(&entries::ThinkingLevelChange {
+            thinking_level: arg("thinkingLevel"),
+        })),
+        ("appendModelChange", Profile::Pi) => id(sm.append(&entries::PiModelChange {
             provider: arg("provider"),
             model_id: arg("modelId"),
         })),
-        ("appendModelChange", Profile::Operator) => id(sm.append_model_change(ModelChange::Id {
+        ("appendModelChange", Profile::Operator) => id(sm.append(&entries::ModelIdChange {
             provider: opt("provider"),
             model_id: arg("modelId"),
         })),
-        ("appendModelChange", Profile::Omp) => id(sm.append_model_change(ModelChange::Omp {
+        ("appendModelChange", Profile::Omp) => id(sm.append(&entries::OmpModelChange {
             model: arg("model"),
             role: opt("role"),
         })),
-        ("appendCompaction", _) => {
-            let names: &[&'static str] = match profile {
-                Profile::Pi | Profile::Operator => &["details", "fromHook"],
-                Profile::Omp => &["shortSummary", "details", "preserveData", "fromExtension"],
-            };
-            let fields = names.iter().map(|n| (*n, opt(n))).collect();
-            id(sm.append_compaction(
-                arg("summary"),
-                arg("firstKeptEntryId"),
-                arg("tokensBefore"),
-                fields,
-            ))
+        ("appendCompaction", Profile::Pi | Profile::Operator) => {
+            id(sm.append(&entries::PiCompaction {
+                summary: arg("summary"),
+                first_kept_entry_id: arg("firstKeptEntryId"),
+                tokens_before: arg("tokensBefore"),
+                details: opt("details"),
+                from_hook: opt("fromHook"),
+            }))
         }
-        ("appendCustomEntry", _) => id(sm.append_custom_entry(arg("customType"), opt("data"))),
-        ("appendCustomMessageEntry", _) => id(sm.append_custom_message_entry(
-            arg("customType"),
-            arg("content"),
-            arg("display"),
-            opt("details"),
-        )),
+        ("appendCompaction", Profile::Omp) => id(sm.append(&entries::OmpCompaction {
+            summary: arg("summary"),
+            short_summary: opt("shortSummary"),
+            first_kept_entry_id: arg("firstKeptEntryId"),
+            tokens_before: arg("tokensBefore"),
+            details: opt("details"),
+            preserve_data: opt("preserveData"),
+            from_extension: opt("fromExtension"),
+        })),
+        ("appendCustomEntry", _) => id(sm.append(&entries::Custom {
+            custom_type: arg("customType"),
+            data: opt("data"),
+        })),
+        ("appendCustomMessageEntry", _) => id(sm.append(&entries::CustomMessage {
+            custom_type: arg("customType"),
+            content: arg("content"),
+            display: arg("display"),
+            details: opt("details"),
+        })),
         ("appendLabelChange", _) => id(sm.append_label_change(&str_arg("targetId"), opt("label"))),
         ("appendSessionInfo", Profile::Pi | Profile::Operator) => {
             id(sm.append_session_info(&str_arg("name")))
         }
-        ("appendTtsrInjection", Profile::Omp) => id(sm.append_ttsr_injection(arg("injectedRules"))),
-        ("appendSessionInit", Profile::Omp) => id(sm.append_session_init(
-            arg("systemPrompt"),
-            arg("task"),
-            arg("tools"),
-            opt("outputSchema"),
-        )),
-        ("appendModeChange", Profile::Omp) => id(sm.append_mode_change(arg("mode"), opt("data"))),
+        ("appendTtsrInjection", Profile::Omp) => id(sm.append(&entries::TtsrInjection {
+            injected_rules: arg("injectedRules"),
+        })),
+        ("appendSessionInit", Profile::Omp) => id(sm.append(&entries::SessionInit {
+            system_prompt: arg("systemPrompt"),
+            task: arg("task"),
+            tools: arg("tools"),
+            output_schema: opt("outputSchema"),
+        })),
+        ("appendModeChange", Profile::Omp) => id(sm.append(&entries::ModeChange {
+            mode: arg("mode"),
+            data: opt("data"),
+        })),
         ("branch", _) => sm.branch(&str_arg("id")).map(|()| Value::Null),
         ("resetLeaf", _) => {
             sm.reset_leaf();
             Ok(Value::Null)
         }
         ("branchWithSummary", _) => {
-            let flag = if profile == Profile::Omp {
-                "fromExtension"
-            } else {
-                "fromHook"
-            };
             let from = step
                 .get("fromId")
                 .and_then(Value::as_str)
                 .map(str::to_owned);
-            id(sm.branch_with_summary(
-                from.as_deref(),
-                arg("summary"),
-                vec![("details", opt("details")), (flag, opt(flag))],
-            ))
+            let (from_hook, from_extension) = if profile == Profile::Omp {
+                (None, opt("fromExtension"))
+            } else {
+                (opt("fromHook"), None)
+            };
+            let summary = entries::BranchSummary {
+                from_id: String::new(),
+                summary: arg("summary"),
+                details: opt("details"),
+                from_hook,
+                from_extension,
+            };
+            id(sm.branch_with_summary(from.as_deref(), summary))
         }
         ("createBranchedSession", _) => {
             let leaf = step

@@ -52,36 +52,50 @@ pub fn generate() -> Vec<(PathBuf, String)> {
 /// The entry types of a profile: `(type, schema)`, in the order of document 000.
 fn entry_types(profile: Profile) -> Vec<(&'static str, Value)> {
     let mut types = vec![
-        ("message", root::<entries::Message>()),
+        ("message", entry::<entries::Message>()),
         (
             "thinking_level_change",
-            root::<entries::ThinkingLevelChange>(),
+            entry::<entries::ThinkingLevelChange>(),
         ),
     ];
     match profile {
-        Profile::Pi | Profile::Operator => types.extend([
-            ("model_change", root::<entries::PiModelChange>()),
-            ("compaction", root::<entries::PiCompaction>()),
+        Profile::Pi => types.extend([
+            ("model_change", entry::<entries::PiModelChange>()),
+            ("compaction", entry::<entries::PiCompaction>()),
+        ]),
+        Profile::Operator => types.extend([
+            ("model_change", entry::<entries::ModelIdChange>()),
+            ("compaction", entry::<entries::PiCompaction>()),
         ]),
         Profile::Omp => types.extend([
-            ("model_change", root::<entries::OmpModelChange>()),
-            ("compaction", root::<entries::OmpCompaction>()),
+            ("model_change", entry::<entries::OmpModelChange>()),
+            ("compaction", entry::<entries::OmpCompaction>()),
         ]),
     }
+    // pi-mono's branch summaries carry `fromHook`, omp's `fromExtension`.
+    let mut branch_summary = entry::<entries::BranchSummary>();
+    let foreign = if profile == Profile::Omp {
+        "fromHook"
+    } else {
+        "fromExtension"
+    };
+    if let Some(properties) = branch_summary["properties"].as_object_mut() {
+        properties.remove(foreign);
+    }
     types.extend([
-        ("branch_summary", root::<entries::BranchSummary>()),
-        ("custom", root::<entries::Custom>()),
-        ("custom_message", root::<entries::CustomMessage>()),
-        ("label", root::<entries::Label>()),
+        ("branch_summary", branch_summary),
+        ("custom", entry::<entries::Custom>()),
+        ("custom_message", entry::<entries::CustomMessage>()),
+        ("label", entry::<entries::Label>()),
     ]);
     match profile {
         Profile::Pi | Profile::Operator => {
-            types.push(("session_info", root::<entries::SessionInfo>()));
+            types.push(("session_info", entry::<entries::SessionInfo>()));
         }
         Profile::Omp => types.extend([
-            ("ttsr_injection", root::<entries::TtsrInjection>()),
-            ("session_init", root::<entries::SessionInit>()),
-            ("mode_change", root::<entries::ModeChange>()),
+            ("ttsr_injection", entry::<entries::TtsrInjection>()),
+            ("session_init", entry::<entries::SessionInit>()),
+            ("mode_change", entry::<entries::ModeChange>()),
         ]),
     }
     let keys = profile.dialect().keys;
@@ -97,18 +111,28 @@ fn entry_types(profile: Profile) -> Vec<(&'static str, Value)> {
 }
 
 /// 003 `LeafEntry`: a durable navigation pointer (camelCase here, renamed with the rest).
+/// A reader takes any target; one that is not a string gives the empty path.
 fn leaf_schema() -> Value {
-    let mut schema = root::<entries::Label>();
-    schema["description"] =
-        "`leaf` (003): \"A durable navigation pointer: target_id becomes the new leaf\".".into();
-    if let Some(properties) = schema["properties"].as_object_mut() {
-        properties.remove("label");
-        properties.insert(
-            "targetId".into(),
-            json!({"description": "The new leaf (any id; one that names no entry gives the empty path).", "type": ["string", "null"]}),
-        );
-    }
-    schema["title"] = "Leaf".into();
+    let mut schema = entry::<entries::Leaf>();
+    schema["properties"]["targetId"]["type"] = json!(["string", "null"]);
+    schema
+}
+
+/// The schema of an entry type: the common fields of [`entries::Base`], then the type's own.
+fn entry<P: JsonSchema>() -> Value {
+    let base = root::<entries::Base>();
+    let mut schema = root::<P>();
+    let mut properties = base["properties"].as_object().cloned().unwrap_or_default();
+    properties.extend(
+        schema["properties"]
+            .as_object()
+            .cloned()
+            .unwrap_or_default(),
+    );
+    schema["properties"] = Value::Object(properties);
+    let mut required = base["required"].as_array().cloned().unwrap_or_default();
+    required.extend(schema["required"].as_array().cloned().unwrap_or_default());
+    schema["required"] = Value::Array(required);
     schema
 }
 

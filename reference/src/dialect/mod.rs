@@ -136,7 +136,7 @@ impl Keys {
     };
 
     /// The dialect's name for the camelCase key or type `camel`.
-    pub fn name(&self, camel: &'static str) -> &'static str {
+    pub fn name<'a>(&self, camel: &'a str) -> &'a str {
         self.renames
             .iter()
             .find(|(from, _)| *from == camel)

@@ -6,6 +6,7 @@ use std::path::PathBuf;
 use serde_json::Value;
 
 use super::{OnDisk, SessionError, SessionManager};
+use crate::entries;
 use crate::model::Entry;
 use crate::tree::Tree;
 
@@ -19,7 +20,9 @@ impl SessionManager {
         if !self.tree.contains(id) {
             return Err(SessionError::NotFound(id.to_owned()));
         }
-        self.append("leaf", vec![("targetId", Some(Value::from(id)))], false)?;
+        self.append(&entries::Leaf {
+            target_id: id.to_owned(),
+        })?;
         Ok(())
     }
 
@@ -28,24 +31,19 @@ impl SessionManager {
         self.tree.reset_leaf();
     }
 
-    /// Moves the leaf to `from` (`None`: before the root) and appends a `branch_summary`
-    /// whose `fromId` is `from` or `"root"`; `fields` are the optional ones (`details`, `fromHook`/`fromExtension`).
+    /// Moves the leaf to `from` (`None`: before the root) and appends `summary`, its
+    /// `fromId` set to `from` or `"root"`.
     pub fn branch_with_summary(
         &mut self,
         from: Option<&str>,
-        summary: Value,
-        fields: Vec<(&'static str, Option<Value>)>,
+        mut summary: entries::BranchSummary,
     ) -> Result<String, SessionError> {
         match from {
             Some(id) => self.tree.branch(id)?,
             None => self.tree.reset_leaf(),
         }
-        let mut payload = vec![
-            ("fromId", Some(Value::from(from.unwrap_or("root")))),
-            ("summary", Some(summary)),
-        ];
-        payload.extend(fields);
-        self.append("branch_summary", payload, false)
+        from.unwrap_or("root").clone_into(&mut summary.from_id);
+        self.append(&summary)
     }
 
     /// Starts a new session holding only the root→`leaf` path (default: the current
@@ -87,15 +85,11 @@ impl SessionManager {
         self.on_disk = OnDisk::default();
         self.file = persisted.then(|| self.default_file());
         for (target, text, timestamp) in labels {
-            let entry = self.make_entry(
-                "label",
-                vec![
-                    ("targetId", Some(Value::from(target))),
-                    ("label", Some(Value::from(text))),
-                ],
-                false,
-                timestamp,
-            );
+            let label = entries::Label {
+                target_id: target,
+                label: Some(Value::from(text)),
+            };
+            let entry = self.make_entry(&label, timestamp);
             self.tree.push(entry);
         }
         if self.has_assistant {

@@ -157,32 +157,6 @@ pub struct SessionManager {
     report: LoadReport,
 }
 
-/// The model-change shapes of the profiles.
-#[derive(Debug, Clone)]
-pub enum ModelChange {
-    /// pi: `{provider, modelId}`.
-    Pi {
-        /// The provider.
-        provider: Value,
-        /// The model id.
-        model_id: Value,
-    },
-    /// omp: `{model: "provider/id", role?}`.
-    Omp {
-        /// `"provider/id"`.
-        model: Value,
-        /// The role (`default` when absent).
-        role: Option<Value>,
-    },
-    /// 003: `{provider?, model_id}` (the key named as the dialect names `modelId`).
-    Id {
-        /// The provider, when given.
-        provider: Option<Value>,
-        /// The model id.
-        model_id: Value,
-    },
-}
-
 impl SessionManager {
     /// The profile.
     pub fn profile(&self) -> Profile {

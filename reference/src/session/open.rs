@@ -6,6 +6,7 @@ use std::path::{Path, PathBuf};
 
 use super::{LoadReport, OnDisk, Options, SessionError, SessionManager};
 use crate::dialect::ForkParent;
+use crate::entries;
 use crate::ids::{file_timestamp, iso_timestamp};
 use crate::migrate::migrate;
 use crate::model::{Entry, SessionHeader, CURRENT_VERSION};
@@ -168,19 +169,18 @@ impl SessionManager {
         let now = self.clock.now_ms();
         let dialect = self.profile.dialect();
         let keys = dialect.keys;
-        let id = (dialect.new_session_id)(self.ids.as_mut(), now);
-        let mut obj = RawObject::default();
-        obj.set("type", to_raw(keys.name("session")));
-        if keys.versioned {
-            obj.set("version", to_raw(&CURRENT_VERSION));
-        }
-        obj.set("id", to_raw(&id));
-        obj.set("timestamp", to_raw(&iso_timestamp(now)));
-        obj.set("cwd", to_raw(&self.cwd));
-        if let Some(parent) = parent_session {
-            obj.set(keys.name("parentSession"), to_raw(parent));
-        }
-        let text = obj.to_json();
+        let header = entries::Header {
+            kind: entries::SessionTag::Session,
+            version: keys.versioned.then_some(CURRENT_VERSION),
+            id: (dialect.new_session_id)(self.ids.as_mut(), now),
+            timestamp: iso_timestamp(now),
+            cwd: self.cwd.clone(),
+            title: None,
+            parent_session: parent_session.map(str::to_owned),
+        };
+        let mut line = super::append::named(keys, &header);
+        line.insert("type".to_owned(), keys.name("session").into());
+        let text = serde_json::Value::Object(line).to_string();
         let parsed = RawObject::parse(&text).unwrap_or_default();
         SessionHeader::from_object(&parsed, &text, keys)
             .unwrap_or_else(|| unreachable_header(&text))

@@ -1,4 +1,5 @@
 use super::*;
+use crate::entries;
 use crate::ids::{file_timestamp, FixedClock, SequentialIds};
 use crate::parse::parse;
 use crate::storage::MemoryStorage;
@@ -56,7 +57,10 @@ fn nothing_is_written_before_the_first_assistant() {
     for profile in Profile::ALL {
         let mut sm = SessionManager::create(options(profile, &[]));
         sm.append_message(user("hi")).unwrap();
-        sm.append_thinking_level_change(json!("high")).unwrap();
+        sm.append(&entries::ThinkingLevelChange {
+            thinking_level: json!("high"),
+        })
+        .unwrap();
         assert!(lines(&sm).is_empty(), "{profile}");
         sm.append_message(assistant("ok")).unwrap();
         assert_eq!(lines(&sm).len(), 4, "{profile}: header + 3 entries at once");
@@ -218,7 +222,14 @@ fn tree_operations() {
         "Entry nope not found"
     );
     sm.reset_leaf();
-    let bs = sm.branch_with_summary(None, json!("bs"), vec![]).unwrap();
+    let summary = entries::BranchSummary {
+        from_id: String::new(),
+        summary: json!("bs"),
+        details: None,
+        from_hook: None,
+        from_extension: None,
+    };
+    let bs = sm.branch_with_summary(None, summary).unwrap();
     let bs_entry = sm.get_entry(&bs).unwrap();
     assert_eq!(
         (
@@ -310,12 +321,16 @@ fn omp_externalises_large_images_and_truncates_long_strings() {
 #[test]
 fn entry_key_order_follows_the_writers() {
     let mut sm = SessionManager::in_memory(options(Profile::Pi, &[]));
-    sm.append_custom_entry(json!("ext"), None).unwrap();
+    sm.append(&entries::Custom {
+        custom_type: json!("ext"),
+        data: None,
+    })
+    .unwrap();
     assert_eq!(
         sm.entries()[0].object().keys().collect::<Vec<_>>(),
         ["type", "customType", "id", "parentId", "timestamp"]
     );
-    sm.append_model_change(ModelChange::Pi {
+    sm.append(&entries::PiModelChange {
         provider: json!("openai"),
         model_id: json!("gpt"),
     })
