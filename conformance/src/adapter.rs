@@ -44,6 +44,17 @@ pub enum Failure {
     Protocol(String),
 }
 
+impl std::fmt::Display for Failure {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        match self {
+            Failure::Timeout => f.write_str("no answer within the time limit"),
+            Failure::Crash(why) if why.starts_with("cannot start") => f.write_str(why),
+            Failure::Crash(why) => write!(f, "it exited ({why})"),
+            Failure::Protocol(why) => write!(f, "its answer is not a protocol message ({why})"),
+        }
+    }
+}
+
 /// Something that answers protocol requests (on a worker thread of the run).
 pub trait Adapter: Send {
     /// Starts the implementation (if needed) and returns its hello.

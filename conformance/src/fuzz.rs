@@ -253,6 +253,8 @@ pub struct FuzzOptions {
     pub timeout: Duration,
     /// Object keys removed from both outputs before comparing (known divergences to look past).
     pub ignore_keys: Vec<String>,
+    /// The corpus a finding is numbered for: it gets the id after the corpus's highest.
+    pub corpus: PathBuf,
 }
 
 /// Runs generated cases through the adapter and the reference; shrinks and writes the first disagreement.
@@ -263,7 +265,7 @@ pub fn fuzz(
     let mut adapter = ProcessAdapter::new(options.argv.clone(), options.profile, false);
     let hello = adapter
         .hello()
-        .map_err(|e| format!("adapter did not start: {e:?}"))?;
+        .map_err(|e| format!("the adapter did not start: {e}"))?;
     let start = Instant::now();
     let mut ran = 0;
     let mut generated = Generated::new(options.seed, options.profile);
@@ -288,7 +290,9 @@ pub fn fuzz(
         let case = make_case(options.profile, options.seed, n, &small, leaf);
         let diff = disagrees(&case, options, &mut adapter, &hello)?.unwrap_or_default();
         let mut written = case.clone();
-        written.dir = options.out.join(&case.file.name);
+        written.file.id = next_free_id(&options.corpus)?;
+        written.file.name = format!("fuzz-{}-seed-{}-case-{n}", options.profile, options.seed);
+        written.dir = options.out.join(&written.file.name);
         written.derived = crate::corpus::Derived::default();
         write_case(&written, options.profile)?;
         let _ = writeln!(progress);
@@ -303,6 +307,19 @@ pub fn fuzz(
     }
     let _ = writeln!(progress);
     Ok((ran, None))
+}
+
+/// The id after the highest of the hand-written cases in `corpus` (generated ids left aside),
+/// so a finding can move to `corpus/cases/regression/` as it is.
+fn next_free_id(corpus: &Path) -> Result<u32, String> {
+    let cases = crate::corpus::load(corpus)
+        .map_err(|e| format!("cannot number the finding for {}: {e}", corpus.display()))?;
+    let highest = cases
+        .iter()
+        .map(|c| c.file.id)
+        .filter(|&id| id < FIRST_ID)
+        .max();
+    Ok(highest.map_or(1, |id| id + 1))
 }
 
 /// The diff when reference and adapter disagree on `case`.

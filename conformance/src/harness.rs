@@ -213,7 +213,7 @@ impl Harness {
             .map_err(|_| "the adapter's start panicked".to_owned())?;
         let hello = match started.first() {
             Some((_, Ok(hello))) => hello.clone(),
-            Some((_, Err(e))) => return Err(format!("adapter did not start: {e:?}")),
+            Some((_, Err(e))) => return Err(format!("the adapter did not start: {e}")),
             None => return Err("no job to run".to_owned()),
         };
         if hello.profile != self.profile.name() {

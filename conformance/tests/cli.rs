@@ -448,3 +448,112 @@ request: turnPrefix prompt, 85 characters of conversation, maxTokens 8192
     assert_eq!(value["pruning"]["prunedCount"], 0);
     assert_eq!(std::fs::read(file).unwrap(), before);
 }
+
+#[test]
+fn run_with_a_filter_that_matches_no_case_exits_2() {
+    cli()
+        .args(["run", "--corpus", "../corpus/cases", "--filter", "nothing/*"])
+        .assert()
+        .code(2)
+        .stderr_eq(
+            "session-conformance: --filter \"nothing/*\" matches no case of ../corpus/cases (it matches `group/name`, e.g. `parse/*`, or an id)\n",
+        );
+}
+
+#[test]
+fn schema_outside_the_repository_says_it_cannot_find_schemas() {
+    let dir = tempfile::tempdir().unwrap();
+    cli()
+        .current_dir(dir.path())
+        .arg("schema")
+        .assert()
+        .code(2)
+        .stderr_eq("session-conformance: schemas: no schemas folder here; run from the repository root or pass --dir\n");
+}
+
+#[test]
+fn generate_says_where_it_wrote_and_how_many_cases() {
+    let dir = tempfile::tempdir().unwrap();
+    let out = dir.path().join("gen");
+    cli()
+        .args(["generate", "--count", "3", "--out"])
+        .arg(&out)
+        .assert()
+        .success()
+        .stderr_eq(format!(
+            "session-conformance: 3 case(s) written to {}\n",
+            out.join("generated").display()
+        ));
+    assert_eq!(std::fs::read_dir(out.join("generated")).unwrap().count(), 3);
+}
+
+#[test]
+fn profile_values_are_listed_in_help() {
+    for command in [&["validate", "--help"][..], &["sessions", "--help"]] {
+        let out = cli()
+            .args(command)
+            .assert()
+            .success()
+            .get_output()
+            .stdout
+            .clone();
+        let text = String::from_utf8(out).unwrap();
+        for value in ["auto:", "pi:", "omp:", "operator:"] {
+            assert!(text.contains(value), "{command:?} --help lacks {value}");
+        }
+    }
+}
+
+#[test]
+fn a_fuzz_finding_gets_the_next_free_id_and_a_kebab_case_name() {
+    let dir = tempfile::tempdir().unwrap();
+    let bin = snapbox::cmd::cargo_bin!("session-conformance");
+    cli()
+        .args([
+            "fuzz",
+            "--profile",
+            "pi",
+            "--cases",
+            "20",
+            "--corpus",
+            "../corpus/cases",
+        ])
+        .arg("--out")
+        .arg(dir.path())
+        .args([
+            "--adapter",
+            "python3",
+            "tests/fixtures/drop-last-message.py",
+        ])
+        .arg(bin)
+        .args(["--", "serve", "--profile", "pi"])
+        .assert()
+        .code(1);
+    let cases = session_conformance::corpus::load(std::path::Path::new("../corpus/cases")).unwrap();
+    let next = cases
+        .iter()
+        .map(|c| c.file.id)
+        .filter(|&id| id < session_conformance::fuzz::FIRST_ID)
+        .max()
+        .unwrap()
+        + 1;
+    let finding: Vec<_> = std::fs::read_dir(dir.path()).unwrap().flatten().collect();
+    assert_eq!(finding.len(), 1);
+    let name = finding[0].file_name().into_string().unwrap();
+    assert!(name.starts_with("fuzz-pi-seed-1-case-"), "{name}");
+    let case: serde_json::Value =
+        serde_json::from_slice(&std::fs::read(finding[0].path().join("case.json")).unwrap())
+            .unwrap();
+    assert_eq!(case["id"], next);
+    assert_eq!(case["name"], name.as_str());
+}
+
+#[test]
+fn an_adapter_that_cannot_start_is_reported_in_a_sentence() {
+    cli()
+        .args(["run", "--corpus", "../corpus/cases", "--filter", "parse/*", "--profile", "pi"])
+        .args(["--adapter", "/nonexistent/adapter"])
+        .assert()
+        .code(2)
+        .stderr_eq("session-conformance: the adapter did not start: cannot start /nonexistent/adapter: No such file or directory (os error 2)\n");
+}

@@ -11,7 +11,8 @@ use session_reference::model::Profile;
 use super::parse_profile;
 
 /// Differential testing: run generated cases through an adapter and the reference;
-/// shrink the first disagreement and write it as a case ready for corpus/cases/regression/.
+/// shrink the first disagreement and write it as a case ready for corpus/cases/regression/:
+/// the next free id of `--corpus` and a kebab-case name (`fuzz-<profile>-seed-<seed>-case-<n>`).
 ///
 /// Exit status: 0 no disagreement, 1 a disagreement was found, 2 usage or adapter error.
 #[derive(clap::Args)]
@@ -40,6 +41,9 @@ pub struct Args {
     /// Where to write the shrunk case.
     #[arg(long, default_value = "fuzz-findings")]
     out: PathBuf,
+    /// The corpus a finding is numbered for (it gets the next free id there).
+    #[arg(long, default_value = "corpus/cases")]
+    corpus: PathBuf,
     /// Remove this object key from both outputs before comparing (repeatable), to look past a known divergence.
     #[arg(long = "ignore-key", value_name = "KEY")]
     ignore_keys: Vec<String>,
@@ -56,6 +60,7 @@ pub fn run(args: Args) -> Result<ExitCode, String> {
         out: args.out,
         timeout: Duration::from_secs(args.timeout),
         ignore_keys: args.ignore_keys,
+        corpus: args.corpus,
     };
     let mut progress: Box<dyn Write> = if io::stderr().is_terminal() {
         Box::new(io::stderr())

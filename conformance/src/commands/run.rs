@@ -94,6 +94,20 @@ pub fn run(args: &Args) -> Result<ExitCode, String> {
     // Read once for every profile: a case of several profiles shares its goldens and
     // known tokens between their runs.
     let cases = Arc::new(corpus::load(&args.corpus).map_err(|e| e.to_string())?);
+    if let Some(glob) = &args.filter {
+        let matcher = globset::Glob::new(glob)
+            .map_err(|e| format!("bad --filter {glob:?}: {e}"))?
+            .compile_matcher();
+        if !cases
+            .iter()
+            .any(|c| matcher.is_match(c.full_name()) || matcher.is_match(c.id()))
+        {
+            return Err(format!(
+                "--filter {glob:?} matches no case of {} (it matches `group/name`, e.g. `parse/*`, or an id)",
+                args.corpus.display()
+            ));
+        }
+    }
     let mut runs: Vec<ProfileRun> = Vec::new();
     for profile in profiles {
         let mut harness = Harness::new(&args.corpus)

@@ -48,6 +48,12 @@ pub fn run(args: Args) -> Result<ExitCode, String> {
         }
         return Ok(ExitCode::SUCCESS);
     }
+    if !args.dir.is_dir() {
+        return Err(format!(
+            "{}: no schemas folder here; run from the repository root or pass --dir",
+            args.dir.display()
+        ));
+    }
     let stale = schema::stale(&args.dir);
     for path in &stale {
         println!(
