@@ -249,12 +249,6 @@ pub fn run_step(
             .to_owned()
     };
     let id = |r: Result<String, SessionError>| r.map(Value::from);
-    let unsupported = || {
-        Err(SessionError::Io {
-            path: PathBuf::new(),
-            message: "unsupported call".into(),
-        })
-    };
     match (step["call"].as_str().unwrap_or_default(), profile) {
         ("appendMessage", _) => id(sm.append_message(arg("message"))),
         ("appendThinkingLevelChange", _) => id(sm.append(&entries::ThinkingLevelChange {
@@ -350,7 +344,41 @@ pub fn run_step(
                 .map(|p| p.map(|p| p.to_string_lossy().into_owned()).into())
         }
         ("flush", _) => sm.flush().map(|()| Value::Null),
-        _ => unsupported(),
+        _ => query(sm, step),
+    }
+}
+
+/// The calls of 002 that read instead of write (PROTOCOL.md "Queries"): what the
+/// session holds in memory at that step, written or not. An unknown call is an error.
+fn query(sm: &SessionManager, step: &Value) -> Result<Value, SessionError> {
+    let entries = |list: Vec<&session_reference::model::Entry>| -> Value {
+        list.into_iter().map(|e| sm.resolved(e)).collect()
+    };
+    let id = step.get("id").and_then(Value::as_str);
+    match step["call"].as_str().unwrap_or_default() {
+        "getLeafId" => Ok(sm.leaf_id().into()),
+        "getHeader" => {
+            Ok(session_reference::raw::parse_value(sm.header().raw.get()).unwrap_or(Value::Null))
+        }
+        "getEntry" => Ok(id
+            .and_then(|id| sm.get_entry(id))
+            .map_or(Value::Null, |e| sm.resolved(e))),
+        "getEntries" => Ok(entries(sm.entries().iter().collect())),
+        "getBranch" | "getPath" => Ok(entries(
+            sm.get_branch(step.get("fromId").and_then(Value::as_str)),
+        )),
+        "getChildren" => Ok(entries(
+            sm.get_children(step.get("parentId").and_then(Value::as_str)),
+        )),
+        "getLabel" => Ok(id.and_then(|id| sm.get_label(id)).into()),
+        "getTree" => Ok(tree_output(sm)["nodes"].take()),
+        "buildSessionContext" => {
+            Ok(sm.context_json(sm.leaf_id().map_or(LeafChoice::Null, LeafChoice::Id)))
+        }
+        _ => Err(SessionError::Io {
+            path: PathBuf::new(),
+            message: "unsupported call".into(),
+        }),
     }
 }
 

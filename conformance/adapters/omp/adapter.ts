@@ -310,6 +310,26 @@ async function runStep(sm: any, step: any): Promise<unknown> {
 		}
 		case "createBranchedSession":
 			return method(sm, "createBranchedSession")(step.leafId);
+		// Queries (PROTOCOL.md "Queries"): what the manager holds at this step.
+		case "getLeafId":
+			return method(sm, "getLeafId")() ?? null;
+		case "getHeader":
+			return method(sm, "getHeader")() ?? null;
+		case "getEntry":
+			return method(sm, "getEntry")(step.id) ?? null;
+		case "getEntries":
+			return method(sm, "getEntries")();
+		case "getBranch":
+		case "getPath":
+			return method(sm, "getBranch")(step.fromId);
+		case "getChildren":
+			return method(sm, "getChildren")(step.parentId);
+		case "getLabel":
+			return method(sm, "getLabel")(step.id) ?? null;
+		case "getTree":
+			return flatTree(method(sm, "getTree")());
+		case "buildSessionContext":
+			return method(sm, "buildSessionContext")();
 		case "flush":
 			return await method(sm, "flush")();
 		default:
@@ -352,7 +372,11 @@ async function opContext(dir: string, args: any) {
 
 async function opTree(dir: string, args: any) {
 	const sm = await openSession(dir, args.file);
-	const roots: any[] = sm.getTree();
+	return { nodes: flatTree(sm.getTree()) };
+}
+
+// getTree's nested nodes as the protocol's flat pre-order list, without recursion.
+function flatTree(roots: any[]): unknown[] {
 	const nodes: unknown[] = [];
 	const seen = new Set<object>();
 	const stack: any[] = [...roots].reverse();
@@ -371,7 +395,7 @@ async function opTree(dir: string, args: any) {
 		});
 		for (let i = children.length - 1; i >= 0; i--) stack.push(children[i]);
 	}
-	return { nodes };
+	return nodes;
 }
 
 async function opApply(dir: string, args: any) {
