@@ -59,6 +59,20 @@ pub fn check_nesting(text: &str) -> Result<(), String> {
     }
 }
 
+/// The first line of `bytes` (1-based) nested deeper than [`MAX_NESTING`], with the
+/// reason. Only lines longer than the limit can be, so most lines are not scanned.
+pub fn deep_line(bytes: &[u8]) -> Option<(usize, String)> {
+    bytes
+        .split(|&b| b == b'\n')
+        .enumerate()
+        .filter(|(_, line)| line.len() > MAX_NESTING)
+        .find_map(|(n, line)| {
+            check_nesting(&String::from_utf8_lossy(line))
+                .err()
+                .map(|e| (n + 1, e))
+        })
+}
+
 /// `name` joined to `root`, when it is a relative path that stays inside it: no root,
 /// no drive prefix, no `..` and not empty. Anything else is refused with the reason.
 pub fn inside(root: &Path, name: &str) -> Result<PathBuf, String> {
@@ -165,6 +179,23 @@ pub fn printable(text: &str) -> Cow<'_, str> {
     }
     Cow::Owned(out)
 }
+
+/// Ignores `SIGXFSZ`, so that a write past the file-size limit (`ulimit -f`) fails with
+/// `EFBIG`, which the session manager latches as a persistence error, instead of killing
+/// the process. Called first in `main`.
+#[cfg(unix)]
+#[allow(unsafe_code)]
+pub fn ignore_file_size_signal() {
+    // SAFETY: `SIG_IGN` installs no handler: no code runs on the signal, so nothing
+    // can race with the rest of the program.
+    unsafe {
+        libc::signal(libc::SIGXFSZ, libc::SIG_IGN);
+    }
+}
+
+/// No such signal elsewhere.
+#[cfg(not(unix))]
+pub fn ignore_file_size_signal() {}
 
 #[cfg(test)]
 mod tests {
