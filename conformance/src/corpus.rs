@@ -293,7 +293,8 @@ pub fn load_case(dir: &Path) -> Result<Case, CorpusError> {
                     description: String::new(),
                     profiles: Vec::new(),
                     seed: String::new(),
-                    op: String::new(),
+                    // An operation every adapter supports, so that every run reports it.
+                    op: "load".into(),
                     args: Value::Null,
                     safety: Vec::new(),
                     mtimes: BTreeMap::new(),
@@ -304,7 +305,7 @@ pub fn load_case(dir: &Path) -> Result<Case, CorpusError> {
                 inputs: BTreeMap::new(),
                 derived: Derived::default(),
                 refused: Some(format!("{}: {message}", path.display())),
-            })
+            });
         }
     };
     let input_dir = dir.join("input");
@@ -313,8 +314,13 @@ pub fn load_case(dir: &Path) -> Result<Case, CorpusError> {
     } else {
         (BTreeMap::new(), None)
     };
-    let refused = unreadable
-        .or_else(|| refusal(&file, &inputs).map(|m| format!("{}: {m}", path.display())));
+    let refused =
+        unreadable.or_else(|| refusal(&file, &inputs).map(|m| format!("{}: {m}", path.display())));
+    let mut file = file;
+    if refused.is_some() {
+        // Never run nor expanded: a refused `$repeat` must not be measured either.
+        file.args = Value::Null;
+    }
     Ok(Case {
         file,
         dir: dir.to_path_buf(),
@@ -335,7 +341,12 @@ fn refusal(file: &CaseFile, inputs: &BTreeMap<String, Vec<u8>>) -> Option<String
     check_expansion(&file.args).err().or_else(|| {
         let named = PATH_ARGS
             .iter()
-            .filter_map(|key| file.args.get(key).and_then(Value::as_str).map(|v| (*key, v)))
+            .filter_map(|key| {
+                file.args
+                    .get(key)
+                    .and_then(Value::as_str)
+                    .map(|v| (*key, v))
+            })
             .chain(file.mtimes.keys().map(|k| ("mtimes", k.as_str())))
             .chain(file.dir_inputs.iter().map(|k| ("dir_inputs", k.as_str())))
             .chain(file.safety.iter().filter_map(|check| match check {
@@ -370,7 +381,7 @@ fn refusal(file: &CaseFile, inputs: &BTreeMap<String, Vec<u8>>) -> Option<String
 /// The files under `input_dir`, by path relative to it (`/`-separated), and why the
 /// case cannot run when one cannot be read: an input must be a regular file (a link
 /// to one is read through) of at most [`crate::guard::MAX_FILE_BYTES`]. Links to folders
-/// are not followed.
+/// are skipped, not followed.
 fn read_inputs(input_dir: &Path) -> (BTreeMap<String, Vec<u8>>, Option<String>) {
     let mut inputs = BTreeMap::new();
     for item in walkdir::WalkDir::new(input_dir).min_depth(1) {
@@ -392,8 +403,13 @@ fn read_inputs(input_dir: &Path) -> (BTreeMap<String, Vec<u8>>, Option<String>) 
             Ok(crate::guard::Contents::Bytes(bytes)) => {
                 inputs.insert(rel, bytes);
             }
+            // A link to a folder is not followed.
+            Ok(crate::guard::Contents::Special("directory")) => {}
             Ok(crate::guard::Contents::Special(kind)) => {
-                return (inputs, refuse(format!("an input is a {kind}, not a regular file")));
+                return (
+                    inputs,
+                    refuse(format!("an input is a {kind}, not a regular file")),
+                );
             }
             Ok(crate::guard::Contents::TooLarge(bytes)) => {
                 return (

@@ -107,7 +107,8 @@ fn open(dir: &Path, args: &Value, profile: Profile) -> Result<SessionManager, Se
 /// Refuses a session with a line nested past [`crate::guard::MAX_NESTING`]: its entries
 /// become JSON values, which the harness walks with recursive code.
 pub fn shallow(sm: &SessionManager) -> Result<(), SessionError> {
-    let lines = std::iter::once(sm.header().raw.get()).chain(sm.entries().iter().map(|e| e.raw.get()));
+    let lines =
+        std::iter::once(sm.header().raw.get()).chain(sm.entries().iter().map(|e| e.raw.get()));
     for text in lines {
         crate::guard::check_nesting(text).map_err(|message| SessionError::Io {
             path: sm.session_file().map(Path::to_path_buf).unwrap_or_default(),

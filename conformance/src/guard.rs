@@ -87,7 +87,9 @@ pub fn inside(root: &Path, name: &str) -> Result<PathBuf, String> {
                 return Err(format!("{name:?} leaves its directory (`..`)"));
             }
             Component::RootDir | Component::Prefix(_) => {
-                return Err(format!("{name:?} is absolute; paths are relative to the case"));
+                return Err(format!(
+                    "{name:?} is absolute; paths are relative to the case"
+                ));
             }
         }
     }
@@ -214,7 +216,10 @@ mod tests {
     #[test]
     fn paths_stay_inside_their_root() {
         let root = Path::new("/case");
-        assert_eq!(inside(root, "a/b.jsonl"), Ok(PathBuf::from("/case/a/b.jsonl")));
+        assert_eq!(
+            inside(root, "a/b.jsonl"),
+            Ok(PathBuf::from("/case/a/b.jsonl"))
+        );
         assert_eq!(inside(root, "./a"), Ok(PathBuf::from("/case/./a")));
         for bad in ["/etc/passwd", "../x", "a/../../x", "", "a/.."] {
             assert!(inside(root, bad).is_err(), "{bad}");
@@ -224,7 +229,10 @@ mod tests {
     #[test]
     fn control_characters_are_escaped() {
         assert_eq!(printable("plain é"), "plain é");
-        assert_eq!(printable("a\u{1b}[2Jb\u{7}\u{9b}"), "a\\u{1b}[2Jb\\u{7}\\u{9b}");
+        assert_eq!(
+            printable("a\u{1b}[2Jb\u{7}\u{9b}"),
+            "a\\u{1b}[2Jb\\u{7}\\u{9b}"
+        );
     }
 
     #[cfg(unix)]
@@ -237,7 +245,10 @@ mod tests {
             .status()
             .expect("mkfifo")
             .success());
-        assert_eq!(read_regular(&fifo, 10).expect("fifo"), Contents::Special("fifo"));
+        assert_eq!(
+            read_regular(&fifo, 10).expect("fifo"),
+            Contents::Special("fifo")
+        );
         assert_eq!(
             read_regular(Path::new("/dev/zero"), 10).expect("zero"),
             Contents::Special("character device")
@@ -246,7 +257,10 @@ mod tests {
         fs::File::create(&big)
             .and_then(|f| f.set_len(1 << 40))
             .expect("sparse");
-        assert_eq!(read_regular(&big, 1 << 20).expect("big"), Contents::TooLarge(1 << 40));
+        assert_eq!(
+            read_regular(&big, 1 << 20).expect("big"),
+            Contents::TooLarge(1 << 40)
+        );
         fs::write(dir.path().join("small"), "abc").expect("write");
         assert_eq!(
             read_regular(&dir.path().join("small"), 3).expect("small"),

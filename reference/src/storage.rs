@@ -348,12 +348,17 @@ mod tests {
         let path = dir.path().join("s.jsonl");
         fs::write(&path, b"a\n").unwrap();
         let dead = dir.path().join(".s.jsonl.4000000000.tmp");
-        let live = dir.path().join(format!(".s.jsonl.{}.tmp", std::process::id()));
+        let live = dir
+            .path()
+            .join(format!(".s.jsonl.{}.tmp", std::process::id()));
         let other = dir.path().join(".t.jsonl.4000000000.tmp");
         for leftover in [&dead, &live, &other] {
             fs::write(leftover, b"half").unwrap();
         }
-        assert_eq!(ReadOnlyStorage::default().read(&path).unwrap().unwrap(), b"a\n");
+        assert_eq!(
+            ReadOnlyStorage::default().read(&path).unwrap().unwrap(),
+            b"a\n"
+        );
         assert!(dead.exists(), "a read-only view removes nothing");
         assert_eq!(FileStorage::default().read(&path).unwrap().unwrap(), b"a\n");
         assert!(!dead.exists(), "a dead writer's temp file is removed");
