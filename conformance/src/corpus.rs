@@ -339,7 +339,7 @@ pub const PATH_ARGS: [&str; 5] = ["file", "open", "fork_from", "agent_dir", "ses
 /// its `mtimes` ISO times of input files.
 fn refusal(file: &CaseFile, inputs: &BTreeMap<String, Vec<u8>>) -> Option<String> {
     check_expansion(&file.args).err().or_else(|| {
-        let named = PATH_ARGS
+        let mut named = PATH_ARGS
             .iter()
             .filter_map(|key| {
                 file.args
@@ -371,8 +371,7 @@ fn refusal(file: &CaseFile, inputs: &BTreeMap<String, Vec<u8>>) -> Option<String
             }
         };
         named
-            .filter_map(outside)
-            .next()
+            .find_map(outside)
             .or_else(|| file.profiles.iter().find_map(unknown))
             .or_else(|| file.mtimes.iter().find_map(mtimes))
     })

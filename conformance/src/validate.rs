@@ -214,7 +214,7 @@ pub fn validate_reader(
         }
         // A line nested past the limit is not made a value (the schema checks recurse).
         if text.len() > crate::guard::MAX_NESTING {
-            if let Err(e) = crate::guard::check_nesting(&text) {
+            if let Err(e) = crate::guard::check_nesting(text) {
                 add(
                     number,
                     Level::Error,

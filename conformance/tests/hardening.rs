@@ -172,7 +172,7 @@ fn corpus_errors_fail_their_case_and_the_run_goes_on() {
     assert_eq!(fs::read_dir(outside.path()).expect("dir").count(), 1);
 }
 
-/// 1, at the reference adapter itself (`serve` answers any runner): a path out of the
+/// Item 1, at the reference adapter itself (`serve` answers any runner): a path out of the
 /// case directory is an error, whatever the request.
 #[test]
 fn the_reference_refuses_paths_out_of_the_case() {
@@ -264,7 +264,7 @@ fn a_snapshot_names_special_files_and_caps_what_it_reads() {
     sparse.set_len(1 << 40).expect("1 TiB, sparse");
     write(&dir.path().join("ok.jsonl"), "{}\n");
     let start = Instant::now();
-    let files = snapshot(dir.path(), &Default::default());
+    let files = snapshot(dir.path(), &std::collections::BTreeMap::new());
     assert!(start.elapsed() < Duration::from_secs(5));
     assert_eq!(files["pipe.jsonl"], json!({"special": "fifo"}));
     assert_eq!(files["zero.jsonl"], json!({"special": "character device"}));
@@ -275,8 +275,8 @@ fn a_snapshot_names_special_files_and_caps_what_it_reads() {
     assert_eq!(files["ok.jsonl"], json!({"lines": [{}]}));
 }
 
-/// 5. `validate` and `sessions show` refuse a FIFO in a store instead of waiting on it;
-/// the CLI refuses a device given as FILE.
+/// Item 5: `validate` and `sessions show` refuse a FIFO in a store instead of waiting
+/// on it; the CLI refuses a device given as FILE.
 #[cfg(unix)]
 #[test]
 fn validate_and_show_refuse_special_files() {
@@ -446,7 +446,7 @@ fn deep_files_are_refused_not_overflowed() {
     );
 }
 
-/// 9. A response nested 5,000 deep fails its case as a protocol error; the runner lives.
+/// Item 9: a response nested 5,000 deep fails its case as a protocol error; the runner lives.
 #[test]
 fn a_deep_response_fails_only_its_case() {
     let deep = format!("{}1{}", "[".repeat(5000), "]".repeat(5000));
@@ -463,12 +463,12 @@ fn a_deep_response_fails_only_its_case() {
     }
 }
 
-/// 9. A file the adapter leaves with a line nested past the limit is described, not parsed.
+/// Item 9: a file the adapter leaves with a line nested past the limit is described, not parsed.
 #[test]
 fn a_deep_file_left_is_described_by_size_and_hash() {
     let dir = tempfile::tempdir().expect("dir");
     write(&dir.path().join("s.jsonl"), &deep_session(100_000, "1"));
-    let files = snapshot(dir.path(), &Default::default());
+    let files = snapshot(dir.path(), &std::collections::BTreeMap::new());
     let lines = files["s.jsonl"]["lines"].as_array().expect("lines");
     assert_eq!(lines[0]["type"], "session");
     assert!(lines[1]["$deep"]["sha256"].is_string(), "{}", lines[1]);
