@@ -733,6 +733,7 @@ fn validate_paths(
             )]
         } else {
             validate::validate_path(path, &schemas, &options)
+                .map_err(|e| format!("{}: {e}", path.display()))?
         };
         for (findings, used) in results {
             files += 1;

@@ -112,7 +112,9 @@ impl<'a> Walk<'a> {
                 .replace('\\', "/")
         };
         // Folders after their contents, so that each is empty when it is removed.
-        let items = walkdir::WalkDir::new(root).min_depth(1).contents_first(true);
+        let items = walkdir::WalkDir::new(root)
+            .min_depth(1)
+            .contents_first(true);
         for item in items.into_iter().filter_map(Result::ok) {
             let path = item.path();
             let kind = item.file_type();

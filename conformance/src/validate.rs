@@ -619,12 +619,14 @@ pub fn files(path: &Path) -> (Vec<PathBuf>, Vec<Finding>) {
 
 /// Validates `path`, a file or every session file below a directory: one result per
 /// file. A file that cannot be read, or is not a regular file, is a finding of its own
-/// and the walk goes on. A `path` given by name may also be a pipe, read once.
+/// and the walk goes on. A `path` given by name may also be a pipe, read once; one that
+/// does not exist is the error.
 pub fn validate_path(
     path: &Path,
     schemas: &Schemas,
     options: &Options,
-) -> Vec<(Vec<Finding>, Profile)> {
+) -> std::io::Result<Vec<(Vec<Finding>, Profile)>> {
+    std::fs::metadata(path)?;
     let given = !path.is_dir();
     let (list, problems) = files(path);
     let fallback = options.profile.unwrap_or(Profile::Omp);
@@ -646,7 +648,7 @@ pub fn validate_path(
         };
         results.push(result);
     }
-    results
+    Ok(results)
 }
 
 /// A finding for a file that could not be read at all.

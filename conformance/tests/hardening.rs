@@ -525,7 +525,8 @@ fn validate_goes_on_past_an_unreadable_file_and_reports_invalid_utf8() {
             profile: Some(Profile::Pi),
             blob_dir: None,
         },
-    );
+    )
+    .expect("the folder exists");
     let all: Vec<String> = results
         .iter()
         .flat_map(|(findings, _)| findings.iter().map(ToString::to_string))

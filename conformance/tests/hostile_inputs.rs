@@ -19,14 +19,19 @@ use session_conformance::runner::produce;
 use session_conformance::validate::{validate_reader, Options, Schemas};
 use session_reference::model::Profile;
 
-const HEADER: &str = r#"{"type":"session","version":3,"id":"s1","timestamp":"2026-01-01T00:00:00.000Z","cwd":"/p"}"#;
+const HEADER: &str =
+    r#"{"type":"session","version":3,"id":"s1","timestamp":"2026-01-01T00:00:00.000Z","cwd":"/p"}"#;
 
 /// A JSON value nested `depth` levels (arrays and objects as `shape` says, level by
 /// level), around a string that may be a blob reference, large, or hold control characters.
 fn nested(depth: usize, shape: &[bool], inner: &str) -> String {
     let mut text = String::with_capacity(depth * 6 + inner.len());
     for level in 0..depth {
-        text.push_str(if shape[level % shape.len()] { "[" } else { "{\"k\":" });
+        text.push_str(if shape[level % shape.len()] {
+            "["
+        } else {
+            "{\"k\":"
+        });
     }
     text.push_str(inner);
     for level in (0..depth).rev() {
