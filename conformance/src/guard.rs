@@ -49,8 +49,12 @@ pub fn nesting(text: &str) -> usize {
     deepest
 }
 
-/// `Err` naming the depth when `text` nests deeper than [`MAX_NESTING`].
+/// `Err` naming the depth when `text` nests deeper than [`MAX_NESTING`] (a text no
+/// longer than the limit cannot, and is not scanned).
 pub fn check_nesting(text: &str) -> Result<(), String> {
+    if text.len() <= MAX_NESTING {
+        return Ok(());
+    }
     match nesting(text) {
         n if n > MAX_NESTING => Err(format!(
             "nested {n} levels deep, deeper than the limit of {MAX_NESTING}"
