@@ -168,6 +168,24 @@ pub fn read_regular(path: &Path, limit: u64) -> io::Result<Contents> {
     Ok(Contents::Bytes(bytes))
 }
 
+/// Opens a FILE argument for reading: a regular file, or a pipe. A named pipe is opened
+/// without waiting for a writer (`O_NONBLOCK`, then blocking reads again): one that
+/// nobody writes reads as empty instead of hanging the command.
+pub fn open_input(path: &Path) -> io::Result<fs::File> {
+    let meta = fs::metadata(path)?;
+    #[cfg(unix)]
+    if std::os::unix::fs::FileTypeExt::is_fifo(&meta.file_type()) {
+        let mut options = fs::OpenOptions::new();
+        options.read(true);
+        std::os::unix::fs::OpenOptionsExt::custom_flags(&mut options, libc::O_NONBLOCK);
+        let file = options.open(path)?;
+        rustix::io::ioctl_fionbio(&file, false)?;
+        return Ok(file);
+    }
+    let _ = meta;
+    fs::File::open(path)
+}
+
 /// Text from a store (an id, a cwd, a name) for a terminal: control characters
 /// (C0, DEL, C1) written as `\u{..}` escapes, so a file cannot move the cursor,
 /// clear the screen or retitle the window.

@@ -29,8 +29,9 @@ impl std::fmt::Display for InspectError {
     }
 }
 
-/// Reads `file` once: a regular file, or a pipe read to its end. Anything else (a
-/// directory, a device, a socket) is refused by its kind, without reading it.
+/// Reads `file` once: a regular file, or a pipe read to its end (a named pipe that no
+/// one writes reads as empty). Anything else (a directory, a device, a socket) is
+/// refused by its kind, without reading it.
 pub fn read_input(file: &Path) -> Result<Vec<u8>, InspectError> {
     let fail = |message: String| InspectError {
         file: file.display().to_string(),
@@ -49,7 +50,11 @@ pub fn read_input(file: &Path) -> Result<Vec<u8>, InspectError> {
             "is {what}; expected a session file or a pipe"
         )));
     }
-    fs::read(file).map_err(|e| fail(e.to_string()))
+    let mut bytes = Vec::new();
+    crate::guard::open_input(file)
+        .and_then(|mut f| std::io::Read::read_to_end(&mut f, &mut bytes))
+        .map_err(|e| fail(e.to_string()))?;
+    Ok(bytes)
 }
 
 #[cfg(unix)]

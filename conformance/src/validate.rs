@@ -8,7 +8,6 @@
 
 use std::collections::HashMap;
 use std::fmt;
-use std::fs::File;
 use std::io::{BufRead, BufReader, Read};
 use std::path::{Path, PathBuf};
 
@@ -679,7 +678,7 @@ pub fn validate_file(
     schemas: &Schemas,
     options: &Options,
 ) -> std::io::Result<(Vec<Finding>, Profile)> {
-    let file = File::open(path)?;
+    let file = crate::guard::open_input(path)?;
     Ok(validate_reader(
         &path.display().to_string(),
         file,

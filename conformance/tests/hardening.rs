@@ -316,7 +316,24 @@ fn validate_and_show_refuse_special_files() {
             .timeout(Duration::from_secs(20))
             .assert()
             .code(2);
+        // A named pipe that no one writes reads as empty: an error at once, no wait.
+        let start = Instant::now();
+        cli()
+            .args([command])
+            .arg(sessions.join("b.jsonl"))
+            .args(["--profile", "pi"])
+            .timeout(Duration::from_secs(20))
+            .assert()
+            .code(2);
+        assert!(start.elapsed() < Duration::from_secs(10));
     }
+    cli()
+        .args(["validate", "--profile", "pi"])
+        .arg(sessions.join("b.jsonl"))
+        .timeout(Duration::from_secs(20))
+        .assert()
+        .code(1)
+        .stdout_eq("[..]b.jsonl:0: error: no session header; the file is not a session\n1 file(s), 1 error(s), 0 warning(s)\n");
 }
 
 /// An adapter in the shell: says hello, then runs `then`.
