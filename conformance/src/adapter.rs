@@ -1,13 +1,14 @@
 //! Talking to an implementation: the built-in reference, or an adapter process (`PROTOCOL.md` "Modes").
 //!
-//! Invariant: a misbehaving adapter (hang, crash, non-JSON, a huge answer) fails
-//! only the case at hand; the process is killed and started again for the next.
+//! Invariant: a misbehaving adapter (hang, crash, non-JSON, a huge or deep answer, a
+//! request it does not read) fails only the case at hand; the process and every process
+//! it started (its process group) are killed, and it is started again for the next.
 
 use std::io::{Read, Write};
 use std::process::{Child, ChildStdin, Command, Stdio};
 use std::sync::{Arc, Mutex};
 use std::thread;
-use std::time::Duration;
+use std::time::{Duration, Instant};
 
 use session_reference::model::Profile;
 
@@ -18,7 +19,8 @@ use crate::protocol::{Hello, Request, Response, RunnerHello, PROTOCOL_VERSION};
 /// The largest response line accepted (100 MiB).
 pub const MAX_RESPONSE_BYTES: u64 = 100 * 1024 * 1024;
 
-/// How long an adapter may take to start and say hello.
+/// How long an adapter may take to start and say hello, unless
+/// [`ProcessAdapter::with_timeout`] says otherwise.
 pub const HELLO_TIMEOUT: Duration = Duration::from_mins(1);
 
 /// Environment variables that name a terminal; cleared so implementations write no breadcrumbs.
@@ -100,6 +102,8 @@ pub struct ProcessAdapter {
     one_shot: bool,
     running: Option<Running>,
     hello: Option<Hello>,
+    /// The longest wait for the hello.
+    hello_timeout: Duration,
 }
 
 struct Running {
@@ -119,7 +123,15 @@ impl ProcessAdapter {
             one_shot,
             running: None,
             hello: None,
+            hello_timeout: HELLO_TIMEOUT,
         }
+    }
+
+    /// Waits at most `timeout` for the adapter's hello (the run's `--timeout`).
+    #[must_use]
+    pub fn with_timeout(mut self, timeout: Duration) -> ProcessAdapter {
+        self.hello_timeout = timeout;
+        self
     }
 
     fn spawn(&self) -> Result<Running, Failure> {
@@ -139,6 +151,9 @@ impl ProcessAdapter {
         for var in TERMINAL_VARS {
             command.env_remove(var);
         }
+        // Its own process group: a timed-out adapter is killed with everything it started.
+        #[cfg(unix)]
+        std::os::unix::process::CommandExt::process_group(&mut command, 0);
         let mut child = command
             .spawn()
             .map_err(|e| Failure::Crash(format!("cannot start {program}: {e}")))?;
@@ -152,6 +167,10 @@ impl ProcessAdapter {
             .ok_or_else(|| Failure::Crash("no stdout".into()))?;
         widen_pipe(&stdin);
         widen_pipe(&stdout);
+        // Writes that would block wait in `poll`, within the request's time limit.
+        #[cfg(unix)]
+        rustix::io::ioctl_fionbio(&stdin, true)
+            .map_err(|e| Failure::Crash(format!("adapter stdin: {e}")))?;
         let stderr_pipe = child.stderr.take();
         let stderr = Arc::new(Mutex::new(Vec::new()));
         if let Some(mut pipe) = stderr_pipe {
@@ -188,11 +207,18 @@ impl ProcessAdapter {
             protocol: PROTOCOL_VERSION,
             profile: self.profile.name().into(),
         };
+        let wait = self.hello_timeout;
+        let no_hello = |failure| match failure {
+            Failure::Timeout => Failure::Crash(format!("no hello within {} s", wait.as_secs())),
+            other => other,
+        };
         let result = send(
             &mut running,
             serde_json::to_vec(&greeting).unwrap_or_default(),
+            wait,
         )
-        .and_then(|()| receive(&mut running, HELLO_TIMEOUT))
+        .and_then(|()| receive(&mut running, wait))
+        .map_err(no_hello)
         .and_then(|line| {
             serde_json::from_str::<Hello>(&line)
                 .map_err(|e| Failure::Protocol(format!("bad hello: {e}: {}", line.trim())))
@@ -213,7 +239,7 @@ impl ProcessAdapter {
     fn one_shot_call(&mut self, request: &Request, timeout: Duration) -> Result<Response, Failure> {
         let mut running = self.spawn()?;
         let line = request_line(request);
-        let result = send(&mut running, line).and_then(|()| {
+        let result = send(&mut running, line, timeout).and_then(|()| {
             running.stdin = None;
             receive(&mut running, timeout)
         });
@@ -255,8 +281,9 @@ impl Adapter for ProcessAdapter {
             return Err(Failure::Crash("not running".into()));
         };
         let line = request_line(request);
-        let result = send(running, line)
-            .and_then(|()| receive(running, timeout))
+        let started = Instant::now();
+        let result = send(running, line, timeout)
+            .and_then(|()| receive(running, timeout.saturating_sub(started.elapsed())))
             .and_then(|l| parse_response(&l, &request.case));
         if let Err(failure) = result {
             let mut running = self.running.take().expect("checked above");
@@ -270,7 +297,11 @@ impl Adapter for ProcessAdapter {
 impl Drop for ProcessAdapter {
     fn drop(&mut self) {
         if let Some(mut running) = self.running.take() {
-            let _ = send(&mut running, br#"{"type":"bye"}"#.to_vec());
+            let _ = send(
+                &mut running,
+                br#"{"type":"bye"}"#.to_vec(),
+                Duration::from_secs(2),
+            );
             let deadline = std::time::Instant::now() + Duration::from_secs(2);
             // An adapter's stdout closes as it exits: wait for that first (lines after
             // `bye` are ignored; one that keeps writing is stopped at the deadline).
@@ -304,17 +335,65 @@ fn widen_pipe<Fd: std::os::fd::AsFd>(pipe: &Fd) {
 #[cfg(not(target_os = "linux"))]
 fn widen_pipe<T>(_pipe: &T) {}
 
-/// Writes one message and its `\n` in one write.
-fn send(running: &mut Running, mut line: Vec<u8>) -> Result<(), Failure> {
+/// Writes one message and its `\n`, within `timeout`: an adapter that does not read
+/// its stdin cannot hold the runner (the pipe does not block; a full pipe is waited on
+/// with `poll` until the deadline).
+fn send(running: &mut Running, mut line: Vec<u8>, timeout: Duration) -> Result<(), Failure> {
     line.push(b'\n');
     let stdin = running
         .stdin
         .as_mut()
         .ok_or_else(|| Failure::Crash("adapter stdin is closed".into()))?;
-    stdin
-        .write_all(&line)
-        .and_then(|()| stdin.flush())
-        .map_err(|e| Failure::Crash(format!("write to adapter: {e}")))
+    let deadline = Instant::now().checked_add(timeout);
+    let mut written = 0;
+    while written < line.len() {
+        match stdin.write(&line[written..]) {
+            Ok(0) => return Err(Failure::Crash("adapter stdin is closed".into())),
+            Ok(n) => written += n,
+            Err(e) if e.kind() == std::io::ErrorKind::Interrupted => {}
+            Err(e) if e.kind() == std::io::ErrorKind::WouldBlock => {
+                if !writable(stdin, deadline) {
+                    return Err(Failure::Timeout);
+                }
+            }
+            Err(e) => return Err(Failure::Crash(format!("write to adapter: {e}"))),
+        }
+    }
+    Ok(())
+}
+
+/// Waits until `pipe` takes more bytes (`true`) or the deadline passes (`false`).
+#[cfg(unix)]
+fn writable(pipe: &ChildStdin, deadline: Option<Instant>) -> bool {
+    use rustix::event::{poll, PollFd, PollFlags, Timespec};
+    loop {
+        let left = deadline.map_or(Duration::from_hours(1), |d| {
+            d.saturating_duration_since(Instant::now())
+                .min(Duration::from_hours(1))
+        });
+        if deadline.is_some() && left.is_zero() {
+            return false;
+        }
+        // The field types are narrower on some 32-bit systems.
+        #[allow(clippy::unnecessary_fallible_conversions)]
+        let timeout = Timespec {
+            tv_sec: left.as_secs().try_into().unwrap_or_default(),
+            tv_nsec: left.subsec_nanos().try_into().unwrap_or_default(),
+        };
+        let mut fds = [PollFd::new(pipe, PollFlags::OUT)];
+        match poll(&mut fds, Some(&timeout)) {
+            // Writable, or hung up / in error: the write says which.
+            Ok(n) if n > 0 => return true,
+            Ok(_) | Err(rustix::io::Errno::INTR) => {}
+            Err(_) => return true,
+        }
+    }
+}
+
+/// Pipes block elsewhere: the write itself waits.
+#[cfg(not(unix))]
+fn writable(_pipe: &ChildStdin, _deadline: Option<Instant>) -> bool {
+    true
 }
 
 fn receive(running: &mut Running, timeout: Duration) -> Result<String, Failure> {
@@ -353,11 +432,18 @@ fn read_response(line: &str) -> Result<Response, String> {
     if let Ok(response) = serde_json::from_str::<Response>(line) {
         return Ok(response);
     }
+    crate::guard::check_nesting(line).map_err(|e| format!("response {e}"))?;
     let value = session_reference::raw::parse_value(line).map_err(|e| format!("not JSON: {e}"))?;
     serde_json::from_value(value).map_err(|e| format!("not a response: {e}"))
 }
 
+/// Kills the adapter and its process group (what it started), and reaps it.
 fn kill(running: &mut Running) {
+    #[cfg(unix)]
+    {
+        let pid = rustix::process::Pid::from_child(&running.child);
+        let _ = rustix::process::kill_process_group(pid, rustix::process::Signal::KILL);
+    }
     let _ = running.child.kill();
     let _ = running.child.wait();
 }

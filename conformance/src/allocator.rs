@@ -16,7 +16,8 @@
 //! with purging off (`BENCHMARKS.md`). The memory a run frees is reused by the next
 //! run instead.
 //!
-//! These are the crate's only `unsafe` code: two FFI calls to mimalloc's option table.
+//! These are two FFI calls to mimalloc's option table; with `guard::ignore_file_size_signal`
+//! (one `signal` call), the crate's only `unsafe` code.
 
 /// mimalloc's `mi_option_purge_delay`: its position in `mi_option_e` (mimalloc.h,
 /// v2 and v3). The milliseconds before freed memory is returned to the system;

@@ -84,6 +84,11 @@ pub struct Case {
     /// A clone shares it: give a clone whose `file`, `dir` or `inputs` change a
     /// `Derived::default()`.
     pub derived: Derived,
+    /// Why the case cannot run (a corpus error: a path that leaves the case directory,
+    /// a `$repeat` past the limit, an unknown profile, a bad `mtimes` entry, an input
+    /// that is not a regular file, a `case.json` that does not read). A refused case
+    /// applies to every profile and fails in each run with this reason; the run goes on.
+    pub refused: Option<String>,
 }
 
 /// What runs of a case share, worked out on first use and kept as long as the loaded
@@ -123,16 +128,6 @@ impl fmt::Display for CorpusError {
 
 impl std::error::Error for CorpusError {}
 
-impl CorpusError {
-    /// Turns an error met on `path` into a [`CorpusError`] naming it.
-    fn at<E: fmt::Display>(path: &Path) -> impl FnOnce(E) -> CorpusError + '_ {
-        move |e| CorpusError {
-            path: path.to_path_buf(),
-            message: e.to_string(),
-        }
-    }
-}
-
 impl Case {
     /// The case id as a string (what the protocol and divergence lists use).
     pub fn id(&self) -> String {
@@ -144,9 +139,10 @@ impl Case {
         format!("{}/{}", self.group, self.file.name)
     }
 
-    /// Whether the case applies to `profile`.
+    /// Whether the case applies to `profile` (a refused case applies to every profile,
+    /// so that every run reports it).
     pub fn applies_to(&self, profile: Profile) -> bool {
-        self.file.profiles.iter().any(|p| p == profile.name())
+        self.refused.is_some() || self.file.profiles.iter().any(|p| p == profile.name())
     }
 
     /// The golden file for `profile`: `expected.<profile>.json` if present, else `expected.json`.
@@ -243,88 +239,190 @@ pub fn load(root: &Path) -> Result<Vec<Case>, CorpusError> {
 
 /// The case directories under `root` (those holding a `case.json` file, never `root`
 /// itself nor anything inside a folder named `input`), found in every other folder
-/// (a folder named `case.json` too), sorted. The listing says which
-/// entries are folders; only symbolic links cost a look at their target.
+/// (a folder named `case.json` too), sorted. Links to folders are not followed (so no
+/// walk loops, and none leaves the corpus); a `case.json` link counts when it leads to
+/// a regular file.
 fn case_dirs(root: &Path) -> Result<Vec<PathBuf>, CorpusError> {
     let mut dirs = Vec::new();
-    let mut stack = vec![root.to_path_buf()];
-    while let Some(dir) = stack.pop() {
-        let read = fs::read_dir(&dir).map_err(CorpusError::at(&dir))?;
-        let mut holds_case = false;
-        for item in read.flatten() {
-            let name = item.file_name();
-            let kind = followed_type(&item);
-            if name != "input" && kind.is_some_and(|k| k.is_dir()) {
-                stack.push(item.path());
-            } else if name == "case.json" {
-                holds_case |= kind.is_some_and(|k| k.is_file());
-            }
+    let walk = walkdir::WalkDir::new(root)
+        .min_depth(1)
+        .into_iter()
+        .filter_entry(|e| !(e.file_type().is_dir() && e.file_name() == "input"));
+    for item in walk {
+        let item = item.map_err(|e| CorpusError {
+            path: e.path().unwrap_or(root).to_path_buf(),
+            message: e.to_string(),
+        })?;
+        if item.file_name() != "case.json" || item.depth() < 2 {
+            continue;
         }
-        if holds_case && dir != root {
-            dirs.push(dir);
+        let kind = item.file_type();
+        let regular = kind.is_file()
+            || (kind.is_symlink() && fs::metadata(item.path()).is_ok_and(|m| m.is_file()));
+        if let (true, Some(dir)) = (regular, item.path().parent()) {
+            dirs.push(dir.to_path_buf());
         }
     }
     dirs.sort();
     Ok(dirs)
 }
 
-/// A directory entry's type, a symbolic link's being its target's (as `Path::is_dir`
-/// and `Path::is_file` see it). The listing gives it: only a link costs a look.
-fn followed_type(item: &fs::DirEntry) -> Option<fs::FileType> {
-    match item.file_type() {
-        Ok(kind) if !kind.is_symlink() => Some(kind),
-        _ => fs::metadata(item.path()).ok().map(|m| m.file_type()),
-    }
-}
-
-/// Loads one case directory.
+/// Loads one case directory. A case that cannot run is loaded refused
+/// ([`Case::refused`]), with a placeholder `case.json` when its own does not read.
 pub fn load_case(dir: &Path) -> Result<Case, CorpusError> {
     let path = dir.join("case.json");
-    let text = fs::read_to_string(&path).map_err(CorpusError::at(&path))?;
-    let file: CaseFile = serde_json::from_str(&text).map_err(CorpusError::at(&path))?;
-    check_expansion(&file.args).map_err(CorpusError::at(&path))?;
-    let input_dir = dir.join("input");
-    let inputs = if input_dir.is_dir() {
-        read_inputs(&input_dir)?
-    } else {
-        BTreeMap::new()
-    };
     let group = dir
         .parent()
         .and_then(Path::file_name)
         .map(|n| n.to_string_lossy().into_owned())
         .unwrap_or_default();
+    let name = dir
+        .file_name()
+        .map(|n| n.to_string_lossy().into_owned())
+        .unwrap_or_default();
+    let read = fs::read_to_string(&path)
+        .map_err(|e| e.to_string())
+        .and_then(|text| serde_json::from_str::<CaseFile>(&text).map_err(|e| e.to_string()));
+    let file = match read {
+        Ok(file) => file,
+        Err(message) => {
+            return Ok(Case {
+                file: CaseFile {
+                    id: 0,
+                    name,
+                    description: String::new(),
+                    profiles: Vec::new(),
+                    seed: String::new(),
+                    // An operation every adapter supports, so that every run reports it.
+                    op: "load".into(),
+                    args: Value::Null,
+                    safety: Vec::new(),
+                    mtimes: BTreeMap::new(),
+                    dir_inputs: Vec::new(),
+                },
+                dir: dir.to_path_buf(),
+                group,
+                inputs: BTreeMap::new(),
+                derived: Derived::default(),
+                refused: Some(format!("{}: {message}", path.display())),
+            });
+        }
+    };
+    let input_dir = dir.join("input");
+    let (inputs, unreadable) = if input_dir.is_dir() {
+        read_inputs(&input_dir)
+    } else {
+        (BTreeMap::new(), None)
+    };
+    let refused =
+        unreadable.or_else(|| refusal(&file, &inputs).map(|m| format!("{}: {m}", path.display())));
+    let mut file = file;
+    if refused.is_some() {
+        // Never run nor expanded: a refused `$repeat` must not be measured either.
+        file.args = Value::Null;
+    }
     Ok(Case {
         file,
         dir: dir.to_path_buf(),
         group,
         inputs,
         derived: Derived::default(),
+        refused,
     })
 }
 
-/// The files under `input_dir`, by path relative to it (`/`-separated).
-fn read_inputs(input_dir: &Path) -> Result<BTreeMap<String, Vec<u8>>, CorpusError> {
-    let mut inputs = BTreeMap::new();
-    let mut stack = vec![input_dir.to_path_buf()];
-    while let Some(current) = stack.pop() {
-        let read = fs::read_dir(&current).map_err(CorpusError::at(&current))?;
-        for item in read.flatten() {
-            let p = item.path();
-            if followed_type(&item).is_some_and(|k| k.is_dir()) {
-                stack.push(p);
-                continue;
+/// The argument keys whose values name a file or folder inside the case directory.
+pub const PATH_ARGS: [&str; 5] = ["file", "open", "fork_from", "agent_dir", "session_dir"];
+
+/// Why a case cannot run, if it cannot: every path it names must stay inside the case
+/// directory, its `$repeat`s within [`MAX_EXPANSION_BYTES`], its profiles known and
+/// its `mtimes` ISO times of input files.
+fn refusal(file: &CaseFile, inputs: &BTreeMap<String, Vec<u8>>) -> Option<String> {
+    check_expansion(&file.args).err().or_else(|| {
+        let mut named = PATH_ARGS
+            .iter()
+            .filter_map(|key| {
+                file.args
+                    .get(key)
+                    .and_then(Value::as_str)
+                    .map(|v| (*key, v))
+            })
+            .chain(file.mtimes.keys().map(|k| ("mtimes", k.as_str())))
+            .chain(file.dir_inputs.iter().map(|k| ("dir_inputs", k.as_str())))
+            .chain(file.safety.iter().filter_map(|check| match check {
+                SafetyCheck::BytesKept { file } | SafetyCheck::LinesKept { file } => {
+                    Some(("safety", file.as_str()))
+                }
+                SafetyCheck::SingleHeader => None,
+            }));
+        let outside = |(key, name): (&str, &str)| {
+            crate::guard::inside(Path::new(""), name)
+                .err()
+                .map(|e| format!("{key}: {e}"))
+        };
+        let unknown = |profile: &String| profile.parse::<Profile>().err();
+        let mtimes = |(name, time): (&String, &String)| {
+            if !inputs.contains_key(name) {
+                Some(format!("mtimes names {name:?}, which is not an input file"))
+            } else if session_reference::ids::parse_iso_ms(time).is_none() {
+                Some(format!("mtimes: {time:?} is not an ISO time"))
+            } else {
+                None
             }
-            let bytes = fs::read(&p).map_err(CorpusError::at(&p))?;
-            let rel = p
-                .strip_prefix(input_dir)
-                .unwrap_or(&p)
-                .to_string_lossy()
-                .replace('\\', "/");
-            inputs.insert(rel, bytes);
+        };
+        named
+            .find_map(outside)
+            .or_else(|| file.profiles.iter().find_map(unknown))
+            .or_else(|| file.mtimes.iter().find_map(mtimes))
+    })
+}
+
+/// The files under `input_dir`, by path relative to it (`/`-separated), and why the
+/// case cannot run when one cannot be read: an input must be a regular file (a link
+/// to one is read through) of at most [`crate::guard::MAX_FILE_BYTES`]. Links to folders
+/// are skipped, not followed.
+fn read_inputs(input_dir: &Path) -> (BTreeMap<String, Vec<u8>>, Option<String>) {
+    let mut inputs = BTreeMap::new();
+    for item in walkdir::WalkDir::new(input_dir).min_depth(1) {
+        let item = match item {
+            Ok(item) => item,
+            Err(e) => return (inputs, Some(e.to_string())),
+        };
+        if item.file_type().is_dir() {
+            continue;
+        }
+        let p = item.path();
+        let rel = p
+            .strip_prefix(input_dir)
+            .unwrap_or(p)
+            .to_string_lossy()
+            .replace('\\', "/");
+        let refuse = |why: String| Some(format!("{}: {why}", p.display()));
+        match crate::guard::read_regular(p, crate::guard::MAX_FILE_BYTES) {
+            Ok(crate::guard::Contents::Bytes(bytes)) => {
+                inputs.insert(rel, bytes);
+            }
+            // A link to a folder is not followed.
+            Ok(crate::guard::Contents::Special("directory")) => {}
+            Ok(crate::guard::Contents::Special(kind)) => {
+                return (
+                    inputs,
+                    refuse(format!("an input is a {kind}, not a regular file")),
+                );
+            }
+            Ok(crate::guard::Contents::TooLarge(bytes)) => {
+                return (
+                    inputs,
+                    refuse(format!(
+                        "an input of {bytes} bytes, more than the limit of {}",
+                        crate::guard::MAX_FILE_BYTES
+                    )),
+                );
+            }
+            Err(e) => return (inputs, refuse(e.to_string())),
         }
     }
-    Ok(inputs)
+    (inputs, None)
 }
 
 /// The most bytes a case's `$repeat` templates may expand to, all together (64 MiB):
@@ -507,6 +605,13 @@ pub fn check(root: &Path) -> Vec<CorpusError> {
             path: case.dir.join("case.json"),
             message,
         };
+        if let Some(reason) = &case.refused {
+            problems.push(CorpusError {
+                path: case.dir.clone(),
+                message: format!("refused: {reason}"),
+            });
+            continue;
+        }
         if let Some(other) = ids.insert(case.file.id, case.dir.clone()) {
             problems.push(at(format!(
                 "duplicate id {} (also {})",
@@ -726,6 +831,7 @@ mod tests {
             group: "g".into(),
             inputs: BTreeMap::from([("s.jsonl".into(), br#"{"id":"deadbeef"}"#.to_vec())]),
             derived: Derived::default(),
+            refused: None,
         };
         let args = case.request_args();
         let known = case.known_tokens(&args.text());

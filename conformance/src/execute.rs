@@ -41,6 +41,12 @@ pub fn execute(request: Request) -> Response {
         Err(e) => return Response::error(case, "exception", e),
     };
     let dir = PathBuf::from(&request.dir);
+    // Arguments nested past the limit are refused before they become a value.
+    if request.args.text_len().is_some() {
+        if let Err(e) = crate::guard::check_nesting(&request.args.text()) {
+            return Response::error(case, "exception", format!("args {e}"));
+        }
+    }
     let mut args = request.args.into_value();
     let result = match request.op.as_str() {
         "load" => load(&dir, &args, profile),
@@ -52,7 +58,7 @@ pub fn execute(request: Request) -> Response {
             return Response::unsupported(case)
         }
         "list" => store::list_op(&dir, &args, profile),
-        "recent" => Ok(store::recent_op(&dir, &args)),
+        "recent" => store::recent_op(&dir, &args),
         "continue" => store::continue_op(&dir, &args, profile),
         "resolve" => store::resolve_op(&dir, &args, profile),
         "history" => store::history_op(&dir, &args),
@@ -83,9 +89,35 @@ pub fn options(dir: &Path, profile: Profile) -> Options {
     options
 }
 
+/// `name` inside the case directory `dir`: a path that is absolute or climbs out with
+/// `..` is refused, so no request makes the reference touch a file outside its case.
+pub fn inside(dir: &Path, name: &str) -> Result<PathBuf, SessionError> {
+    crate::guard::inside(dir, name).map_err(|message| SessionError::Io {
+        path: PathBuf::from(name),
+        message,
+    })
+}
+
+/// Opens the session `args.file` (default `session.jsonl`) of the case directory.
 fn open(dir: &Path, args: &Value, profile: Profile) -> Result<SessionManager, SessionError> {
     let file = args["file"].as_str().unwrap_or("session.jsonl");
-    SessionManager::open(&dir.join(file), options(dir, profile))
+    let sm = SessionManager::open(&inside(dir, file)?, options(dir, profile))?;
+    shallow(&sm)?;
+    Ok(sm)
+}
+
+/// Refuses a session with a line nested past [`crate::guard::MAX_NESTING`]: its entries
+/// become JSON values, which the harness walks with recursive code.
+pub fn shallow(sm: &SessionManager) -> Result<(), SessionError> {
+    let lines =
+        std::iter::once(sm.header().raw.get()).chain(sm.entries().iter().map(|e| e.raw.get()));
+    for text in lines {
+        crate::guard::check_nesting(text).map_err(|message| SessionError::Io {
+            path: sm.session_file().map(Path::to_path_buf).unwrap_or_default(),
+            message: format!("an entry is {message}"),
+        })?;
+    }
+    Ok(())
 }
 
 fn load(dir: &Path, args: &Value, profile: Profile) -> Result<Value, SessionError> {
@@ -166,11 +198,11 @@ fn apply(dir: &Path, args: &Value, profile: Profile) -> Result<Value, SessionErr
     let mut options = options(dir, profile);
     // `cwd` is for a new session; `open` takes the header's (or the process's) cwd.
     let mut sm = if let Some(file) = args["open"].as_str() {
-        SessionManager::open(&dir.join(file), options)?
+        SessionManager::open(&inside(dir, file)?, options)?
     } else if let Some(source) = args["fork_from"].as_str() {
         // 003 `SessionManager.fork_from(source, target_cwd)`.
         let cwd = args["target_cwd"].as_str().unwrap_or("/proj").to_owned();
-        SessionManager::fork_from(&dir.join(source), &cwd, options)?
+        SessionManager::fork_from(&inside(dir, source)?, &cwd, options)?
     } else {
         if let Some(cwd) = args["cwd"].as_str() {
             cwd.clone_into(&mut options.cwd);

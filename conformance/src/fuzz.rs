@@ -139,6 +139,7 @@ fn make_case(
         group: "generated".into(),
         inputs,
         derived: crate::corpus::Derived::default(),
+        refused: None,
     }
 }
 

@@ -160,8 +160,10 @@ impl Harness {
 
     /// Runs against an adapter executable.
     pub fn run_process(&self, argv: &[String], one_shot: bool) -> Result<ProfileRun, String> {
-        let profile = self.profile;
-        self.run_with(&|| Box::new(ProcessAdapter::new(argv.to_vec(), profile, one_shot)))
+        let (profile, timeout) = (self.profile, self.timeout);
+        self.run_with(&|| {
+            Box::new(ProcessAdapter::new(argv.to_vec(), profile, one_shot).with_timeout(timeout))
+        })
     }
 
     /// Runs with adapters made by `make` (one per job).

@@ -12,6 +12,7 @@ use session_reference::model::Profile;
 use session_reference::session::{Options, SessionManager};
 
 use crate::execute;
+use crate::guard::printable;
 
 /// An inspection error: `FILE: line N: message` (line 0 when not about a line).
 #[derive(Debug, Clone, PartialEq, Eq)]
@@ -28,8 +29,9 @@ impl std::fmt::Display for InspectError {
     }
 }
 
-/// Reads `file` once: a regular file, or a pipe read to its end. Anything else (a
-/// directory, a device, a socket) is refused by its kind, without reading it.
+/// Reads `file` once: a regular file, or a pipe read to its end (a named pipe that no
+/// one writes reads as empty). Anything else (a directory, a device, a socket) is
+/// refused by its kind, without reading it.
 pub fn read_input(file: &Path) -> Result<Vec<u8>, InspectError> {
     let fail = |message: String| InspectError {
         file: file.display().to_string(),
@@ -48,7 +50,11 @@ pub fn read_input(file: &Path) -> Result<Vec<u8>, InspectError> {
             "is {what}; expected a session file or a pipe"
         )));
     }
-    fs::read(file).map_err(|e| fail(e.to_string()))
+    let mut bytes = Vec::new();
+    crate::guard::open_input(file)
+        .and_then(|mut f| std::io::Read::read_to_end(&mut f, &mut bytes))
+        .map_err(|e| fail(e.to_string()))?;
+    Ok(bytes)
 }
 
 #[cfg(unix)]
@@ -62,12 +68,16 @@ fn is_pipe(_kind: fs::FileType) -> bool {
 }
 
 /// Opens `file` with the reference over a read-only view of the disk, reading it once.
+/// A line nested deeper than [`crate::guard::MAX_NESTING`] is refused with its number.
 pub fn open(file: &Path, profile: Profile) -> Result<SessionManager, InspectError> {
     let bytes = read_input(file)?;
     let fail = |message: String| InspectError {
         file: file.display().to_string(),
         message,
     };
+    if let Some((line, why)) = crate::guard::deep_line(&bytes) {
+        return Err(fail(format!("line {line}: {why}")));
+    }
     let dir = file.parent().unwrap_or(Path::new("."));
     let mut options = Options::new(profile, dir.to_string_lossy(), dir);
     options.storage = Box::new(ReadOnlyStorage::default());
@@ -163,7 +173,7 @@ pub fn tree_text(file: &Path, profile: Profile) -> Result<String, InspectError> 
         let what = describe(&sm.resolved(node.entry));
         let label = node
             .label
-            .map(|l| format!(" [{}]", l.text))
+            .map(|l| format!(" [{}]", printable(&l.text)))
             .unwrap_or_default();
         let marker = if Some(node.id()) == leaf {
             "  <- leaf"
@@ -173,8 +183,8 @@ pub fn tree_text(file: &Path, profile: Profile) -> Result<String, InspectError> 
         let _ = writeln!(
             out,
             "{prefix}{depth}{connector}{} {}{what}{label}{marker}",
-            node.id(),
-            node.entry_type()
+            printable(node.id()),
+            printable(&node.entry_type())
         );
     }
     Ok(out)
@@ -202,7 +212,7 @@ fn describe(entry: &Value) -> String {
     match entry["type"].as_str() {
         Some("message") => format!(
             " {}{}",
-            entry["message"]["role"].as_str().unwrap_or("?"),
+            printable(entry["message"]["role"].as_str().unwrap_or("?")),
             snippet(&entry["message"]["content"])
         ),
         Some("compaction" | "branch_summary") => snippet(&entry["summary"]),

@@ -23,6 +23,7 @@ pub mod answers;
 pub mod corpus;
 pub mod execute;
 pub mod fuzz;
+pub mod guard;
 pub mod harness;
 pub mod inspect;
 pub mod json_writer;

@@ -53,6 +53,7 @@ fn main() -> ExitCode {
     unsafe {
         session_conformance::allocator::keep_freed_memory();
     }
+    session_conformance::guard::ignore_file_size_signal();
     let cli = Cli::parse();
     let result = match cli.command {
         Command::Run(args) => run::run(&args),

@@ -61,107 +61,99 @@ pub fn sorted(value: &Value) -> Value {
 /// `home/.omp/agent/blobs/` is kept) as the protocol describes.
 /// An input file whose bytes did not change is shown as `{"unchanged": true}`.
 /// A symbolic link to a file is read through; one to a folder is not followed.
-/// Folders deeper than [`MAX_DEPTH`] are not read.
+/// A file that is not a regular file (a FIFO, a socket, a device, a link to one) is shown
+/// as `{"special": KIND}` without being opened; one larger than
+/// [`crate::guard::MAX_FILE_BYTES`] as `{"bytes": N, "unread": …}` without being read.
+/// Files deeper than [`MAX_DEPTH`] folders are not read.
 pub fn snapshot(dir: &Path, inputs: &std::collections::BTreeMap<String, Vec<u8>>) -> Value {
     Walk::run(dir, inputs, false)
 }
 
 /// [`snapshot`], removing every file and folder under `dir` once read: the
 /// folder is left empty. One walk instead of a second one to delete the tree.
-/// A symbolic link is removed, never what it points to (as `remove_dir_all` does);
-/// what is left (folders deeper than [`MAX_DEPTH`]) is for the caller to remove.
+/// A symbolic link is removed, never what it points to (as `remove_dir_all` does).
 pub fn take_snapshot(dir: &Path, inputs: &std::collections::BTreeMap<String, Vec<u8>>) -> Value {
     Walk::run(dir, inputs, true)
 }
 
-/// How many folders deep a snapshot reads (the walk is recursive).
+/// How many folders deep a snapshot reads files.
 pub const MAX_DEPTH: usize = 256;
 
 /// One walk of a case directory.
 struct Walk<'a> {
-    root: &'a Path,
     inputs: &'a std::collections::BTreeMap<String, Vec<u8>>,
     files: Map<String, Value>,
 }
 
 impl<'a> Walk<'a> {
     /// The files under `root` as an object, by path; with `remove`, emptying `root`.
+    /// The walk (`walkdir`) keeps its own stack and never follows a link to a folder,
+    /// so neither the depth of the tree nor a link loop can stop it.
     fn run(
         root: &'a Path,
         inputs: &'a std::collections::BTreeMap<String, Vec<u8>>,
         remove: bool,
     ) -> Value {
         let mut walk = Walk {
-            root,
             inputs,
             files: Map::new(),
         };
-        walk.folder(root, 0, remove);
-        Value::Object(walk.files)
-    }
-
-    /// Describes the files under `folder`, `depth` folders below the root; with
-    /// `remove`, removes each file, folder and link once read.
-    fn folder(&mut self, folder: &Path, depth: usize, remove: bool) {
-        if depth >= MAX_DEPTH {
-            return;
-        }
-        let Ok(read) = fs::read_dir(folder) else {
-            return;
-        };
-        for item in read.flatten() {
-            let path = item.path();
-            let rel = path
-                .strip_prefix(self.root)
-                .unwrap_or(&path)
-                .to_string_lossy()
-                .replace('\\', "/");
-            let kept = !rel.starts_with("home")
+        let kept = |rel: &str| {
+            !rel.starts_with("home")
                 || rel.starts_with("home/.omp/agent/blobs")
                 || rel == "home/.omp"
                 || rel == "home/.omp/agent"
-                || rel == "home";
-            // The entry's type comes with the listing; only a symbolic link needs a look at its target.
-            let (is_link, is_dir) = match item.file_type() {
-                Ok(kind) if !kind.is_symlink() => (false, kind.is_dir()),
-                _ => (true, path.is_dir()),
-            };
-            if is_link && is_dir {
-                // Not followed: it could lead out of the directory, or back up it.
+                || rel == "home"
+        };
+        let relative = |path: &Path| {
+            path.strip_prefix(root)
+                .unwrap_or(path)
+                .to_string_lossy()
+                .replace('\\', "/")
+        };
+        // Folders after their contents, so that each is empty when it is removed.
+        let items = walkdir::WalkDir::new(root)
+            .min_depth(1)
+            .contents_first(true);
+        for item in items.into_iter().filter_map(Result::ok) {
+            let path = item.path();
+            let kind = item.file_type();
+            if kind.is_dir() {
                 if remove {
-                    let _ = fs::remove_file(&path);
+                    let _ = fs::remove_dir(path);
                 }
                 continue;
             }
-            if is_dir {
-                // An empty folder describes no file: removing it first saves listing
-                // it (most cases leave `home/` empty).
-                if remove && fs::remove_dir(&path).is_ok() {
-                    continue;
-                }
-                if kept || remove {
-                    self.folder(&path, depth + 1, remove);
-                }
-                if remove {
-                    let _ = fs::remove_dir(&path);
-                }
-                continue;
-            }
+            let rel = relative(path);
             // SQLite files are compared through the `history` operation's output, not byte for byte.
-            if kept && !is_database(&rel) {
-                if let Ok(bytes) = fs::read(&path) {
-                    let described = if self.inputs.get(&rel) == Some(&bytes) {
-                        json!({ "unchanged": true })
-                    } else {
-                        describe_file(&rel, &bytes)
-                    };
-                    self.files.insert(rel, described);
-                }
+            if kept(&rel) && !is_database(&rel) && item.depth() <= MAX_DEPTH {
+                walk.describe(path, rel);
             }
             if remove {
-                let _ = fs::remove_file(&path);
+                let _ = fs::remove_file(path);
             }
         }
+        Value::Object(walk.files)
+    }
+
+    /// Describes one file: a regular file (or a link to one) by its contents, anything
+    /// else by its kind; a link to a folder not at all.
+    fn describe(&mut self, path: &Path, rel: String) {
+        use crate::guard::{read_regular, Contents, MAX_FILE_BYTES};
+        let described = match read_regular(path, MAX_FILE_BYTES) {
+            Ok(Contents::Bytes(bytes)) if self.inputs.get(&rel) == Some(&bytes) => {
+                json!({ "unchanged": true })
+            }
+            Ok(Contents::Bytes(bytes)) => describe_file(&rel, &bytes),
+            // Not followed: it could lead out of the directory, or back up it.
+            Ok(Contents::Special("directory")) | Err(_) => return,
+            Ok(Contents::Special(kind)) => json!({ "special": kind }),
+            Ok(Contents::TooLarge(bytes)) => json!({
+                "bytes": bytes,
+                "unread": format!("larger than the snapshot's limit of {MAX_FILE_BYTES} bytes"),
+            }),
+        };
+        self.files.insert(rel, described);
     }
 }
 
@@ -172,8 +164,9 @@ fn is_database(name: &str) -> bool {
         .any(|suffix| name.ends_with(suffix))
 }
 
-/// A `.jsonl` file as its lines, a terminal breadcrumb (`terminal-sessions/…`) as its text,
-/// anything else as size and hash.
+/// A `.jsonl` file as its lines (a line nested deeper than [`crate::guard::MAX_NESTING`]
+/// as `{"$deep": {bytes, sha256}}`), a terminal breadcrumb (`terminal-sessions/…`) as its
+/// text, anything else as size and hash.
 pub fn describe_file(name: &str, bytes: &[u8]) -> Value {
     if name.contains("terminal-sessions/") {
         return json!({ "text": String::from_utf8_lossy(bytes) });
@@ -202,6 +195,15 @@ pub fn describe_file(name: &str, bytes: &[u8]) -> Value {
         parts.pop();
     }
     for line in parts {
+        // A line nested past the limit is not made a value: it is described by its size
+        // and hash (a line that deep is longer than the limit).
+        if line.len() > crate::guard::MAX_NESTING && crate::guard::check_nesting(line).is_err() {
+            lines.push(json!({"$deep": {
+                "bytes": line.len(),
+                "sha256": hex(&Sha256::digest(line.as_bytes())),
+            }}));
+            continue;
+        }
         lines.push(
             session_reference::raw::parse_value(line)
                 .unwrap_or_else(|_| json!({"$unparsed": line})),

@@ -5,7 +5,7 @@
 use std::io;
 use std::path::Path;
 
-use session_reference::storage::{FileStorage, MemoryStorage, Storage};
+use session_reference::storage::{read_regular, FileStorage, MemoryStorage, Storage};
 
 /// Reads from the real filesystem and keeps every write in memory: for inspecting a
 /// file with the session manager without changing anything on disk.
@@ -16,10 +16,18 @@ pub struct ReadOnlyStorage {
 }
 
 impl Storage for ReadOnlyStorage {
+    /// The overlay's copy, else the file on disk (nothing on disk is removed).
     fn read(&self, path: &Path) -> io::Result<Option<Vec<u8>>> {
         match self.overlay.read(path)? {
             Some(bytes) => Ok(Some(bytes)),
-            None => FileStorage::default().read(path),
+            None => read_regular(path),
+        }
+    }
+
+    fn read_blob(&self, path: &Path) -> io::Result<Option<Vec<u8>>> {
+        match self.overlay.read(path)? {
+            Some(bytes) => Ok(Some(bytes)),
+            None => FileStorage::default().read_blob(path),
         }
     }
 
@@ -49,5 +57,27 @@ impl Storage for ReadOnlyStorage {
 
     fn exists(&self, path: &Path) -> bool {
         self.overlay.exists(path) || path.exists()
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use std::fs;
+
+    #[cfg(target_os = "linux")]
+    #[test]
+    fn a_read_only_view_removes_nothing_and_follows_no_blob_link() {
+        let dir = tempfile::tempdir().unwrap();
+        let path = dir.path().join("s.jsonl");
+        fs::write(&path, b"a\n").unwrap();
+        let dead = dir.path().join(".s.jsonl.4000000000.tmp");
+        fs::write(&dead, b"half").unwrap();
+        let storage = ReadOnlyStorage::default();
+        assert_eq!(storage.read(&path).unwrap().unwrap(), b"a\n");
+        assert!(dead.exists(), "a dead writer's temp file stays");
+        let blob = dir.path().join("blob");
+        std::os::unix::fs::symlink(&path, &blob).unwrap();
+        assert!(storage.read_blob(&blob).is_err());
     }
 }

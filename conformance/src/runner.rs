@@ -132,6 +132,11 @@ pub fn produce(
     hello: &Hello,
     timeout: Duration,
 ) -> Result<(Value, Vec<String>), (Status, String)> {
+    // A corpus error fails its case, not the run.
+    if let Some(reason) = &case.refused {
+        return Err((Status::Fail, format!("case error: {reason}")));
+    }
+    let case_error = |e: String| (Status::Fail, format!("case error: {e}"));
     let work = tempfile::Builder::new()
         .prefix("sc-")
         .tempdir_in(work_root())
@@ -141,7 +146,7 @@ pub fn produce(
     let dir_text = dir.to_string_lossy().into_owned();
     let mut folders = Folders::new(&dir);
     for (name, bytes) in &case.inputs {
-        let path = dir.join(name);
+        let path = crate::guard::inside(&dir, name).map_err(case_error)?;
         if let Some(parent) = path.parent() {
             folders
                 .make(parent)
@@ -157,7 +162,7 @@ pub fn produce(
         };
         fs::write(&path, written).map_err(|e| (Status::Crash, e.to_string()))?;
     }
-    set_mtimes(&dir, &case.file.mtimes).map_err(|e| (Status::Crash, e))?;
+    set_mtimes(&dir, &case.file.mtimes).map_err(case_error)?;
     folders
         .make(&dir.join("home"))
         .map_err(|e| (Status::Crash, e.to_string()))?;
@@ -247,6 +252,8 @@ impl Folders {
 }
 
 /// Gives input files the modification times the case states (`case.json` `mtimes`).
+/// A name outside the case directory, a missing file or a time that does not read is
+/// the case's error.
 fn set_mtimes(
     dir: &Path,
     mtimes: &std::collections::BTreeMap<String, String>,
@@ -259,9 +266,10 @@ fn set_mtimes(
         } else {
             std::time::UNIX_EPOCH - Duration::from_millis(ms.unsigned_abs())
         };
+        let path = crate::guard::inside(dir, name).map_err(|e| format!("mtimes: {e}"))?;
         fs::File::options()
             .write(true)
-            .open(dir.join(name))
+            .open(path)
             .and_then(|f| f.set_modified(at))
             .map_err(|e| format!("mtimes: {name}: {e}"))?;
     }
@@ -442,12 +450,14 @@ fn safety(check: &SafetyCheck, case: &Case, dir: &Path) -> Option<String> {
             let original = case.inputs.get(file)?;
             let found = walk_files(dir)
                 .iter()
-                .any(|p| fs::read(p).is_ok_and(|b| b.starts_with(original)));
+                .any(|p| read_left(p).is_some_and(|b| b.starts_with(original)));
             (!found).then(|| format!("unsafe: the bytes of {file} are gone"))
         }
         SafetyCheck::LinesKept { file } => {
             let original = String::from_utf8_lossy(case.inputs.get(file)?).into_owned();
-            let now = fs::read(dir.join(file))
+            let now = crate::guard::inside(dir, file)
+                .ok()
+                .and_then(|p| read_left(&p))
                 .map(|b| String::from_utf8_lossy(&b).into_owned())
                 .unwrap_or_default();
             let now_lines: Vec<&str> = now.split('\n').map(|l| l.trim_end_matches('\r')).collect();
@@ -478,7 +488,8 @@ fn safety(check: &SafetyCheck, case: &Case, dir: &Path) -> Option<String> {
                 .into_iter()
                 .filter(|p| p.extension().is_some_and(|e| e == "jsonl"))
                 .filter(|p| {
-                    let text = fs::read_to_string(p).unwrap_or_default();
+                    let bytes = read_left(p).unwrap_or_default();
+                    let text = String::from_utf8_lossy(&bytes);
                     text.lines()
                         .filter(|l| {
                             serde_json::from_str::<Value>(l).is_ok_and(|v| v["type"] == "session")
@@ -499,20 +510,25 @@ fn safety(check: &SafetyCheck, case: &Case, dir: &Path) -> Option<String> {
     }
 }
 
+/// The files under `dir` that a safety check reads: regular files, and links that lead
+/// to one; links to folders are not followed (no loops, nothing outside `dir`).
 fn walk_files(dir: &Path) -> Vec<std::path::PathBuf> {
-    let mut out = Vec::new();
-    let mut stack = vec![dir.to_path_buf()];
-    while let Some(d) = stack.pop() {
-        for item in fs::read_dir(&d).into_iter().flatten().flatten() {
-            let p = item.path();
-            if p.is_dir() {
-                stack.push(p);
-            } else {
-                out.push(p);
-            }
-        }
+    walkdir::WalkDir::new(dir)
+        .min_depth(1)
+        .into_iter()
+        .filter_map(Result::ok)
+        .filter(|item| !item.file_type().is_dir())
+        .map(walkdir::DirEntry::into_path)
+        .collect()
+}
+
+/// A file the adapter left, when it is a regular file within the read limit (a FIFO
+/// or a device is never opened, a 1 TiB sparse file never read).
+fn read_left(path: &Path) -> Option<Vec<u8>> {
+    match crate::guard::read_regular(path, crate::guard::MAX_FILE_BYTES) {
+        Ok(crate::guard::Contents::Bytes(bytes)) => Some(bytes),
+        _ => None,
     }
-    out
 }
 
 /// The JSON Pointer of the first place two values differ.

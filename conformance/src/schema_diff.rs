@@ -45,30 +45,39 @@ impl fmt::Display for Change {
     }
 }
 
-/// Reads every `*.json` file under `dir`: relative path → schema.
+/// Reads every `*.json` file under `dir`: relative path → schema. Links to folders
+/// are not followed; a file must be a regular file (a link to one is read through) of
+/// at most [`crate::guard::MAX_FILE_BYTES`].
 pub fn read_dir(dir: &Path) -> Result<BTreeMap<String, Value>, String> {
+    use crate::guard::{read_regular, Contents, MAX_FILE_BYTES};
     let mut out = BTreeMap::new();
-    let mut stack = vec![dir.to_path_buf()];
-    while let Some(current) = stack.pop() {
-        for item in
-            std::fs::read_dir(&current).map_err(|e| format!("{}: {e}", current.display()))?
-        {
-            let path = item.map_err(|e| e.to_string())?.path();
-            if path.is_dir() {
-                stack.push(path);
-            } else if path.extension().is_some_and(|e| e == "json") {
-                let text = std::fs::read_to_string(&path)
-                    .map_err(|e| format!("{}: {e}", path.display()))?;
-                let value =
-                    serde_json::from_str(&text).map_err(|e| format!("{}: {e}", path.display()))?;
-                let rel = path
-                    .strip_prefix(dir)
-                    .unwrap_or(&path)
-                    .to_string_lossy()
-                    .replace('\\', "/");
-                out.insert(rel, value);
-            }
+    for item in walkdir::WalkDir::new(dir).min_depth(1) {
+        let item = item.map_err(|e| e.to_string())?;
+        let path = item.path();
+        if item.file_type().is_dir() || path.extension().is_none_or(|e| e != "json") {
+            continue;
         }
+        let bytes = match read_regular(path, MAX_FILE_BYTES) {
+            Ok(Contents::Bytes(bytes)) => bytes,
+            Ok(Contents::Special(kind)) => {
+                return Err(format!("{}: a {kind}, not a regular file", path.display()))
+            }
+            Ok(Contents::TooLarge(n)) => {
+                return Err(format!(
+                    "{}: {n} bytes, more than {MAX_FILE_BYTES}",
+                    path.display()
+                ))
+            }
+            Err(e) => return Err(format!("{}: {e}", path.display())),
+        };
+        let value =
+            serde_json::from_slice(&bytes).map_err(|e| format!("{}: {e}", path.display()))?;
+        let rel = path
+            .strip_prefix(dir)
+            .unwrap_or(path)
+            .to_string_lossy()
+            .replace('\\', "/");
+        out.insert(rel, value);
     }
     Ok(out)
 }

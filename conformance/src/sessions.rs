@@ -14,6 +14,7 @@ use session_reference::recent::{self, RecentSession};
 use session_reference::resume::{decide, find, find_counted, Match, Outcome, Scope};
 use session_reference::store::Store;
 
+use crate::guard::printable;
 use crate::inspect::{self, InspectError};
 
 /// Where the `sessions` commands look.
@@ -100,10 +101,10 @@ pub fn list_quick(place: &Place, all: bool, json: bool) -> String {
         .map(|s| {
             let plus = if s.complete { "" } else { "+" };
             [
-                s.id.clone(),
-                s.name.clone(),
+                printable(&s.id).into_owned(),
+                printable(&s.name).into_owned(),
                 format!("{}{plus}", s.messages),
-                s.mtime.clone(),
+                printable(&s.mtime).into_owned(),
             ]
         })
         .collect();
@@ -131,10 +132,10 @@ pub fn list_full(place: &Place, all: bool, json: bool) -> String {
         .iter()
         .map(|s| {
             [
-                s.id.clone().unwrap_or_default(),
-                display_name(s),
+                printable(s.id.as_deref().unwrap_or_default()).into_owned(),
+                printable(&display_name(s)).into_owned(),
                 s.message_count.to_string(),
-                s.modified.clone(),
+                printable(&s.modified).into_owned(),
             ]
         })
         .collect();
@@ -204,22 +205,26 @@ pub fn resolve(place: &Place, value: &str) -> String {
             why
         }
     };
-    let _ = writeln!(out, "match: {why}");
+    let _ = writeln!(out, "match: {}", printable(&why));
     let outcome = |fork| decide(value, found.clone(), &place.cwd, place.profile, fork);
     match outcome(false) {
         Outcome::Open { path } => {
-            let _ = writeln!(out, "action: open {}", path.display());
+            let _ = writeln!(out, "action: open {}", shown(&path));
         }
         Outcome::Stop { message, .. } if matches!(found, Match::Global(_)) => {
-            let _ = writeln!(out, "action: asks whether to fork it into {}", place.cwd);
+            let _ = writeln!(
+                out,
+                "action: asks whether to fork it into {}",
+                printable(&place.cwd)
+            );
             let _ = writeln!(out, "  yes: fork into this project's session directory");
-            let _ = writeln!(out, "  no: {message}");
+            let _ = writeln!(out, "  no: {}", printable(&message));
         }
         Outcome::Stop { message, .. } => {
-            let _ = writeln!(out, "action: stop: {message}");
+            let _ = writeln!(out, "action: stop: {}", printable(&message));
         }
         Outcome::Fork { path } => {
-            let _ = writeln!(out, "action: fork {}", path.display());
+            let _ = writeln!(out, "action: fork {}", shown(&path));
         }
     }
     out
@@ -237,19 +242,38 @@ pub fn show(place: &Place, value: &str) -> Result<String, InspectError> {
             })
         }
     };
+    // A session of the store is a regular file: a FIFO or a device is named, not opened.
+    let meta = std::fs::metadata(&file).map_err(|e| InspectError {
+        file: shown(&file),
+        message: e.to_string(),
+    })?;
+    if !meta.is_file() {
+        return Err(InspectError {
+            file: shown(&file),
+            message: format!(
+                "is a {}, not a regular file; not read",
+                crate::guard::kind_name(meta.file_type())
+            ),
+        });
+    }
     let mut out = String::new();
-    let _ = writeln!(out, "file: {}", file.display());
+    let _ = writeln!(out, "file: {}", shown(&file));
     let loaded = inspect::load(&file, place.profile)?;
     let _ = writeln!(
         out,
         "session: {} (cwd {})",
-        loaded["header"]["id"].as_str().unwrap_or("?"),
-        loaded["header"]["cwd"].as_str().unwrap_or("?")
+        printable(loaded["header"]["id"].as_str().unwrap_or("?")),
+        printable(loaded["header"]["cwd"].as_str().unwrap_or("?"))
     );
     let _ = writeln!(out, "\n{}", inspect::tree_text(&file, place.profile)?);
     let context = inspect::context(&file, place.profile, None)?;
     let _ = writeln!(out, "context at the leaf: {}", context_summary(&context));
     Ok(out)
+}
+
+/// A path for the terminal: control characters escaped.
+fn shown(path: &Path) -> String {
+    printable(&path.display().to_string()).into_owned()
 }
 
 /// `N messages (user a, assistant b, …); thinking level; model`.
@@ -265,17 +289,21 @@ fn context_summary(context: &Value) -> String {
             None => roles.push((role, 1)),
         }
     }
-    let roles: Vec<String> = roles.iter().map(|(r, n)| format!("{r} {n}")).collect();
+    let roles: Vec<String> = roles
+        .iter()
+        .map(|(r, n)| format!("{} {n}", printable(r)))
+        .collect();
     let model = context
         .get("model")
         .or_else(|| context.pointer("/models/default"))
         .filter(|m| !m.is_null())
         .map_or_else(|| "none".to_owned(), Value::to_string);
     format!(
-        "{} message(s) ({}); thinking level {}; model {model}",
+        "{} message(s) ({}); thinking level {}; model {}",
         messages.len(),
         roles.join(", "),
-        context["thinkingLevel"].as_str().unwrap_or("none")
+        printable(context["thinkingLevel"].as_str().unwrap_or("none")),
+        printable(&model)
     )
 }
 

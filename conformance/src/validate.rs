@@ -8,7 +8,6 @@
 
 use std::collections::HashMap;
 use std::fmt;
-use std::fs::File;
 use std::io::{BufRead, BufReader, Read};
 use std::path::{Path, PathBuf};
 
@@ -193,6 +192,15 @@ pub fn validate_reader(
             }
         }
         number += 1;
+        if std::str::from_utf8(&buf).is_err() {
+            add(
+                number,
+                Level::Error,
+                "invalid UTF-8; loading reads the bad bytes as U+FFFD".into(),
+                None,
+                None,
+            );
+        }
         let text = String::from_utf8_lossy(&buf);
         // A byte-order mark is dropped before the first line only (a later one makes the line unreadable).
         let text = if number == 1 {
@@ -202,6 +210,19 @@ pub fn validate_reader(
         };
         if text.trim().is_empty() {
             continue;
+        }
+        // A line nested past the limit is not made a value (the schema checks recurse).
+        if text.len() > crate::guard::MAX_NESTING {
+            if let Err(e) = crate::guard::check_nesting(text) {
+                add(
+                    number,
+                    Level::Error,
+                    format!("the line is {e}; not checked"),
+                    None,
+                    None,
+                );
+                continue;
+            }
         }
         let Ok(value) = session_reference::raw::parse_value(text.trim_end()) else {
             add(
@@ -569,25 +590,86 @@ fn blob_refs(value: &Value, pointer: &str, found: &mut dyn FnMut(&str, &str)) {
     }
 }
 
-/// The session files under `path`: the file itself, or every `*.jsonl` below a directory.
-pub fn files(path: &Path) -> std::io::Result<Vec<PathBuf>> {
+/// The session files under `path`: the file itself, or every `*.jsonl` below a
+/// directory, and a finding for each part of the tree that could not be listed. The walk
+/// never follows a link to a folder (so it cannot loop or leave `path`); a link to a
+/// file is listed, and read only when it leads to a regular file.
+pub fn files(path: &Path) -> (Vec<PathBuf>, Vec<Finding>) {
     if !path.is_dir() {
-        return Ok(vec![path.to_owned()]);
+        return (vec![path.to_owned()], Vec::new());
     }
-    let mut out = Vec::new();
-    let mut stack = vec![path.to_owned()];
-    while let Some(dir) = stack.pop() {
-        for item in std::fs::read_dir(&dir)? {
-            let p = item?.path();
-            if p.is_dir() {
-                stack.push(p);
-            } else if p.extension().is_some_and(|e| e == "jsonl") {
-                out.push(p);
+    let (mut out, mut problems) = (Vec::new(), Vec::new());
+    for item in walkdir::WalkDir::new(path).min_depth(1) {
+        match item {
+            Ok(item) if item.file_type().is_dir() => {}
+            Ok(item) if item.path().extension().is_some_and(|e| e == "jsonl") => {
+                out.push(item.into_path());
             }
+            Ok(_) => {}
+            Err(e) => problems.push(unreadable(
+                &e.path().unwrap_or(path).display().to_string(),
+                &e.to_string(),
+            )),
         }
     }
     out.sort();
-    Ok(out)
+    (out, problems)
+}
+
+/// Validates `path`, a file or every session file below a directory: one result per
+/// file. A file that cannot be read, or is not a regular file, is a finding of its own
+/// and the walk goes on. A `path` given by name may also be a pipe, read once; one that
+/// does not exist is the error.
+pub fn validate_path(
+    path: &Path,
+    schemas: &Schemas,
+    options: &Options,
+) -> std::io::Result<Vec<(Vec<Finding>, Profile)>> {
+    std::fs::metadata(path)?;
+    let given = !path.is_dir();
+    let (list, problems) = files(path);
+    let fallback = options.profile.unwrap_or(Profile::Omp);
+    let mut results: Vec<(Vec<Finding>, Profile)> =
+        problems.into_iter().map(|p| (vec![p], fallback)).collect();
+    for file in list {
+        let name = file.display().to_string();
+        let result = match std::fs::metadata(&file) {
+            Ok(meta) if meta.is_file() || (given && is_pipe(meta.file_type())) => {
+                validate_file(&file, schemas, options)
+                    .unwrap_or_else(|e| (vec![unreadable(&name, &e.to_string())], fallback))
+            }
+            Ok(meta) => {
+                let kind = crate::guard::kind_name(meta.file_type());
+                let message = format!("is a {kind}, not a regular file; not read");
+                (vec![unreadable(&name, &message)], fallback)
+            }
+            Err(e) => (vec![unreadable(&name, &e.to_string())], fallback),
+        };
+        results.push(result);
+    }
+    Ok(results)
+}
+
+/// A finding for a file that could not be read at all.
+fn unreadable(file: &str, message: &str) -> Finding {
+    Finding {
+        file: file.to_owned(),
+        line: 0,
+        level: Level::Error,
+        message: format!("cannot read: {message}"),
+        id: None,
+        pointer: None,
+    }
+}
+
+#[cfg(unix)]
+fn is_pipe(kind: std::fs::FileType) -> bool {
+    std::os::unix::fs::FileTypeExt::is_fifo(&kind)
+}
+
+#[cfg(not(unix))]
+fn is_pipe(_kind: std::fs::FileType) -> bool {
+    false
 }
 
 /// Validates a file by path.
@@ -596,7 +678,7 @@ pub fn validate_file(
     schemas: &Schemas,
     options: &Options,
 ) -> std::io::Result<(Vec<Finding>, Profile)> {
-    let file = File::open(path)?;
+    let file = crate::guard::open_input(path)?;
     Ok(validate_reader(
         &path.display().to_string(),
         file,

@@ -100,10 +100,11 @@ pub fn put(storage: &mut dyn Storage, dir: &Path, bytes: &[u8]) -> std::io::Resu
     Ok(blob)
 }
 
-/// Reads a blob; `None` when it is missing, or when its content does not hash to its
-/// name (a damaged or planted file is never served as the blob).
+/// Reads a blob; `None` when it is missing, is not a regular file (a link is not
+/// followed), or when its content does not hash to its name (a damaged or planted file
+/// is never served as the blob).
 pub fn get(storage: &dyn Storage, dir: &Path, blob: &BlobRef) -> Option<Vec<u8>> {
-    let bytes = storage.read(&blob.path_in(dir)).ok().flatten()?;
+    let bytes = storage.read_blob(&blob.path_in(dir)).ok().flatten()?;
     (BlobRef::for_bytes(&bytes) == *blob).then_some(bytes)
 }
 

@@ -22,6 +22,11 @@ pub trait Storage {
     fn rename(&mut self, from: &Path, to: &Path) -> io::Result<()>;
     /// Whether a file exists.
     fn exists(&self, path: &Path) -> bool;
+    /// Reads a blob: as [`Storage::read`], except that a file backend never follows a
+    /// link (a blob is a regular file in the store, or it is missing).
+    fn read_blob(&self, path: &Path) -> io::Result<Option<Vec<u8>>> {
+        self.read(path)
+    }
 }
 
 /// The real filesystem.
@@ -46,14 +51,74 @@ impl FileStorage {
     }
 }
 
+/// Reads a regular file (following a link to one); anything else is an error, so
+/// that a FIFO or a device is never waited on or read without end.
+pub fn read_regular(path: &Path) -> io::Result<Option<Vec<u8>>> {
+    match fs::metadata(path) {
+        Ok(meta) if !meta.is_file() => Err(io::Error::new(
+            io::ErrorKind::InvalidInput,
+            "not a regular file",
+        )),
+        Ok(_) => fs::read(path).map(Some),
+        Err(e) if e.kind() == io::ErrorKind::NotFound => Ok(None),
+        Err(e) => Err(e),
+    }
+}
+
+/// Removes the temp files (`.NAME.PID.tmp`) that rewrites of `path` left when their
+/// writer was killed: those whose process is gone. A live writer's file is kept, and
+/// where processes cannot be looked up (no `/proc`), every file is kept.
+pub fn remove_dead_writers_temps(path: &Path) {
+    let (Some(dir), Some(name)) = (path.parent(), path.file_name()) else {
+        return;
+    };
+    let dir = if dir.as_os_str().is_empty() {
+        Path::new(".")
+    } else {
+        dir
+    };
+    let proc = Path::new("/proc");
+    if !proc.join("self").exists() {
+        return;
+    }
+    let prefix = format!(".{}.", name.to_string_lossy());
+    let Ok(items) = fs::read_dir(dir) else {
+        return;
+    };
+    for item in items.flatten() {
+        let file_name = item.file_name();
+        let file_name = file_name.to_string_lossy();
+        let pid = file_name
+            .strip_prefix(&prefix)
+            .and_then(|rest| rest.strip_suffix(".tmp"))
+            .filter(|pid| !pid.is_empty() && pid.bytes().all(|b| b.is_ascii_digit()));
+        let regular = item.file_type().is_ok_and(|t| t.is_file());
+        if let (Some(pid), true) = (pid, regular) {
+            if !proc.join(pid).exists() {
+                let _ = fs::remove_file(item.path());
+            }
+        }
+    }
+}
+
 impl Storage for FileStorage {
     /// Reads a regular file (following a link to one); anything else is an error,
-    /// so that a FIFO or a device is never waited on or read without end.
+    /// so that a FIFO or a device is never waited on or read without end. Reading a
+    /// session file (`*.jsonl`) first removes what killed rewrites of it left
+    /// ([`remove_dead_writers_temps`]).
     fn read(&self, path: &Path) -> io::Result<Option<Vec<u8>>> {
-        match fs::metadata(path) {
+        if path.extension().is_some_and(|e| e == "jsonl") {
+            remove_dead_writers_temps(path);
+        }
+        read_regular(path)
+    }
+
+    /// A blob is read only when it is a regular file itself: a link is never followed.
+    fn read_blob(&self, path: &Path) -> io::Result<Option<Vec<u8>>> {
+        match fs::symlink_metadata(path) {
             Ok(meta) if !meta.is_file() => Err(io::Error::new(
                 io::ErrorKind::InvalidInput,
-                "not a regular file",
+                "a blob must be a regular file, not a link or a special file",
             )),
             Ok(_) => fs::read(path).map(Some),
             Err(e) if e.kind() == io::ErrorKind::NotFound => Ok(None),
@@ -219,6 +284,44 @@ mod tests {
         let mode = fs::metadata(&target).unwrap().permissions().mode() & 0o777;
         assert_eq!(mode, 0o600);
         assert_eq!(fs::read(&link).unwrap(), b"c\n");
+    }
+
+    /// A rewrite killed before its rename leaves `.NAME.PID.tmp`; the next read of the
+    /// session removes it when its writer is gone, and keeps a live writer's.
+    #[cfg(target_os = "linux")]
+    #[test]
+    fn reading_a_session_removes_temps_of_dead_writers() {
+        let dir = tempfile::tempdir().unwrap();
+        let path = dir.path().join("s.jsonl");
+        fs::write(&path, b"a\n").unwrap();
+        let dead = dir.path().join(".s.jsonl.4000000000.tmp");
+        let live = dir
+            .path()
+            .join(format!(".s.jsonl.{}.tmp", std::process::id()));
+        let other = dir.path().join(".t.jsonl.4000000000.tmp");
+        for leftover in [&dead, &live, &other] {
+            fs::write(leftover, b"half").unwrap();
+        }
+        assert_eq!(read_regular(&path).unwrap().unwrap(), b"a\n");
+        assert!(dead.exists(), "a plain read removes nothing");
+        assert_eq!(FileStorage::default().read(&path).unwrap().unwrap(), b"a\n");
+        assert!(!dead.exists(), "a dead writer's temp file is removed");
+        assert!(live.exists(), "a live writer's is kept");
+        assert!(other.exists(), "another session's is not this one's");
+    }
+
+    #[cfg(unix)]
+    #[test]
+    fn blob_reads_do_not_follow_links() {
+        let dir = tempfile::tempdir().unwrap();
+        let target = dir.path().join("outside");
+        fs::write(&target, b"secret").unwrap();
+        let blob = dir.path().join("blob");
+        std::os::unix::fs::symlink(&target, &blob).unwrap();
+        assert!(FileStorage::default().read_blob(&blob).is_err());
+        fs::write(dir.path().join("plain"), b"x").unwrap();
+        let plain = FileStorage::default().read_blob(&dir.path().join("plain"));
+        assert_eq!(plain.unwrap().unwrap(), b"x");
     }
 
     #[test]

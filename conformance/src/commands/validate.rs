@@ -65,15 +65,8 @@ pub fn validate_paths(
                 &options,
             )]
         } else {
-            let list = validate::files(path).map_err(|e| format!("{}: {e}", path.display()))?;
-            let mut results = Vec::with_capacity(list.len());
-            for file in list {
-                results.push(
-                    validate::validate_file(&file, &schemas, &options)
-                        .map_err(|e| format!("{}: {e}", file.display()))?,
-                );
-            }
-            results
+            validate::validate_path(path, &schemas, &options)
+                .map_err(|e| format!("{}: {e}", path.display()))?
         };
         for (findings, used) in results {
             files += 1;

@@ -31,7 +31,8 @@ struct Loaded {
 
 fn load(dir: &Path, args: &Value, profile: Profile) -> Result<Loaded, SessionError> {
     let file = args["file"].as_str().unwrap_or("session.jsonl");
-    let sm = SessionManager::open(&dir.join(file), options(dir, profile))?;
+    let sm = SessionManager::open(&super::inside(dir, file)?, options(dir, profile))?;
+    super::shallow(&sm)?;
     let keys = profile.dialect().keys;
     Ok(Loaded {
         entries: sm

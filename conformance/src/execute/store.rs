@@ -24,13 +24,19 @@ struct Place {
 }
 
 impl Place {
-    fn of(dir: &Path, args: &Value) -> Place {
+    /// The place the arguments name; `agent_dir` and `session_dir` must stay inside the
+    /// case directory.
+    fn of(dir: &Path, args: &Value) -> Result<Place, SessionError> {
         let agent = args["agent_dir"].as_str().unwrap_or("agent");
-        Place {
-            store: Store::new(dir.join(agent)),
+        let session_dir = match args["session_dir"].as_str() {
+            Some(d) => Some(super::inside(dir, d)?),
+            None => None,
+        };
+        Ok(Place {
+            store: Store::new(super::inside(dir, agent)?),
             cwd: args["cwd"].as_str().unwrap_or("/").to_owned(),
-            session_dir: args["session_dir"].as_str().map(|d| dir.join(d)),
-        }
+            session_dir,
+        })
     }
 
     fn scope(&self, profile: Profile) -> Scope<'_> {
@@ -56,7 +62,7 @@ fn exception(message: impl Into<String>) -> SessionError {
 
 /// `list`: `{sessions: [SessionInfo…]}` of the project (or of every project with `all: true`).
 pub fn list_op(dir: &Path, args: &Value, profile: Profile) -> Result<Value, SessionError> {
-    let place = Place::of(dir, args);
+    let place = Place::of(dir, args)?;
     let sessions: Vec<SessionInfo> = if args["all"].as_bool() == Some(true) {
         list_all(&place.store.sessions_root(), profile)
     } else {
@@ -66,20 +72,20 @@ pub fn list_op(dir: &Path, args: &Value, profile: Profile) -> Result<Value, Sess
 }
 
 /// `recent`: `{sessions: [{path, mtime, name, fullName}…]}`, the `limit` (default 3) newest.
-pub fn recent_op(dir: &Path, args: &Value) -> Value {
-    let place = Place::of(dir, args);
+pub fn recent_op(dir: &Path, args: &Value) -> Result<Value, SessionError> {
+    let place = Place::of(dir, args)?;
     let limit = args["limit"]
         .as_u64()
         .and_then(|l| usize::try_from(l).ok())
         .unwrap_or(3);
     let sessions = recent(&place.scope(Profile::Omp).local_dir(), limit);
-    json!({ "sessions": sessions })
+    Ok(json!({ "sessions": sessions }))
 }
 
 /// `continue`: `{file, new}`: the session `--continue` opened (or the new one it started).
 /// `env` holds the terminal variables (`KITTY_WINDOW_ID`, …); `tty` a TTY path.
 pub fn continue_op(dir: &Path, args: &Value, profile: Profile) -> Result<Value, SessionError> {
-    let place = Place::of(dir, args);
+    let place = Place::of(dir, args)?;
     let env = |name: &str| args["env"][name].as_str().map(str::to_owned);
     let terminal = terminal_id(args["tty"].as_str(), &env);
     let scope = place.scope(profile);
@@ -97,7 +103,7 @@ pub fn continue_op(dir: &Path, args: &Value, profile: Profile) -> Result<Value, 
 /// `fork` is the answer to the fork question (default `false`); on yes the session is forked
 /// into this project and `file` is the new session file.
 pub fn resolve_op(dir: &Path, args: &Value, profile: Profile) -> Result<Value, SessionError> {
-    let place = Place::of(dir, args);
+    let place = Place::of(dir, args)?;
     let value = args["value"].as_str().unwrap_or_default();
     let found = find(value, &place.scope(profile));
     let kind = match &found {
@@ -131,7 +137,7 @@ pub fn resolve_op(dir: &Path, args: &Value, profile: Profile) -> Result<Value, S
 /// `<agent>/history.db` and answers `{results: [[{id, prompt, cwd?}…]…], schema}`:
 /// one list per query step, and the database's tables, indexes and triggers.
 pub fn history_op(dir: &Path, args: &Value) -> Result<Value, SessionError> {
-    let place = Place::of(dir, args);
+    let place = Place::of(dir, args)?;
     let mut history = History::open(&place.store.history_db()).map_err(sql)?;
     let mut results = Vec::new();
     let steps = args["steps"].as_array().map_or(&[][..], Vec::as_slice);

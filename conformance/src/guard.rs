@@ -1,0 +1,297 @@
+//! The limits the harness and the CLI keep on what they are given (docs/ARCHITECTURE.md
+//! "Threat model"): paths stay inside their root, only regular files are read and never
+//! more than a cap, JSON values are built only up to a nesting depth, and text from a
+//! store is printed with its control characters escaped.
+//!
+//! Rule: no input makes the runner or the CLI panic, hang or leave its root.
+
+use std::borrow::Cow;
+use std::fs;
+use std::io::{self, Read};
+use std::path::{Component, Path, PathBuf};
+
+/// The deepest JSON nesting the harness and the CLI build values for (1,000 levels;
+/// the corpus goes to 200). Deeper text is described, refused or reported, never
+/// parsed into a value: values are walked, compared and dropped by recursive code.
+pub const MAX_NESTING: usize = 1_000;
+
+/// The most bytes read from one file a case leaves (64 MiB); a larger file is described
+/// by its size and this limit, unread.
+pub const MAX_FILE_BYTES: u64 = 64 << 20;
+
+/// How deeply `text`, read as JSON, nests arrays and objects (brackets inside strings do
+/// not count). One pass over the bytes, no recursion.
+pub fn nesting(text: &str) -> usize {
+    let (mut depth, mut deepest) = (0usize, 0usize);
+    let mut in_string = false;
+    let mut bytes = text.bytes();
+    while let Some(b) = bytes.next() {
+        if in_string {
+            match b {
+                b'\\' => {
+                    bytes.next();
+                }
+                b'"' => in_string = false,
+                _ => {}
+            }
+            continue;
+        }
+        match b {
+            b'"' => in_string = true,
+            b'[' | b'{' => {
+                depth += 1;
+                deepest = deepest.max(depth);
+            }
+            b']' | b'}' => depth = depth.saturating_sub(1),
+            _ => {}
+        }
+    }
+    deepest
+}
+
+/// `Err` naming the depth when `text` nests deeper than [`MAX_NESTING`] (a text no
+/// longer than the limit cannot, and is not scanned).
+pub fn check_nesting(text: &str) -> Result<(), String> {
+    if text.len() <= MAX_NESTING {
+        return Ok(());
+    }
+    match nesting(text) {
+        n if n > MAX_NESTING => Err(format!(
+            "nested {n} levels deep, deeper than the limit of {MAX_NESTING}"
+        )),
+        _ => Ok(()),
+    }
+}
+
+/// The first line of `bytes` (1-based) nested deeper than [`MAX_NESTING`], with the
+/// reason. Only lines longer than the limit can be, so most lines are not scanned.
+pub fn deep_line(bytes: &[u8]) -> Option<(usize, String)> {
+    bytes
+        .split(|&b| b == b'\n')
+        .enumerate()
+        .filter(|(_, line)| line.len() > MAX_NESTING)
+        .find_map(|(n, line)| {
+            check_nesting(&String::from_utf8_lossy(line))
+                .err()
+                .map(|e| (n + 1, e))
+        })
+}
+
+/// `name` joined to `root`, when it is a relative path that stays inside it: no root,
+/// no drive prefix, no `..` and not empty. Anything else is refused with the reason.
+pub fn inside(root: &Path, name: &str) -> Result<PathBuf, String> {
+    let path = Path::new(name);
+    if name.is_empty() {
+        return Err("an empty path".into());
+    }
+    for component in path.components() {
+        match component {
+            Component::Normal(_) | Component::CurDir => {}
+            Component::ParentDir => {
+                return Err(format!("{name:?} leaves its directory (`..`)"));
+            }
+            Component::RootDir | Component::Prefix(_) => {
+                return Err(format!(
+                    "{name:?} is absolute; paths are relative to the case"
+                ));
+            }
+        }
+    }
+    Ok(root.join(path))
+}
+
+/// What a file that is not a regular file is: `directory`, `fifo`, `socket`,
+/// `character device`, `block device`, `symlink` or `special`.
+pub fn kind_name(kind: fs::FileType) -> &'static str {
+    if kind.is_dir() {
+        return "directory";
+    }
+    if kind.is_symlink() {
+        return "symlink";
+    }
+    #[cfg(unix)]
+    {
+        use std::os::unix::fs::FileTypeExt;
+        if kind.is_fifo() {
+            return "fifo";
+        }
+        if kind.is_socket() {
+            return "socket";
+        }
+        if kind.is_char_device() {
+            return "character device";
+        }
+        if kind.is_block_device() {
+            return "block device";
+        }
+    }
+    "special"
+}
+
+/// What reading a file the adapter left gave.
+#[derive(Debug, PartialEq, Eq)]
+pub enum Contents {
+    /// A regular file's bytes (a link to one is read through).
+    Bytes(Vec<u8>),
+    /// Not a regular file (a link's target's kind for a link): not opened.
+    Special(&'static str),
+    /// A regular file larger than the limit: its size, unread.
+    TooLarge(u64),
+}
+
+/// Reads `path` when it is a regular file (following a link to one) of at most `limit`
+/// bytes. Anything else is reported by kind without being opened; the open itself does
+/// not wait (`O_NONBLOCK`), so a file swapped for a FIFO meanwhile cannot hang it.
+pub fn read_regular(path: &Path, limit: u64) -> io::Result<Contents> {
+    let meta = fs::metadata(path)?;
+    if !meta.is_file() {
+        return Ok(Contents::Special(kind_name(meta.file_type())));
+    }
+    if meta.len() > limit {
+        return Ok(Contents::TooLarge(meta.len()));
+    }
+    let mut options = fs::OpenOptions::new();
+    options.read(true);
+    #[cfg(unix)]
+    std::os::unix::fs::OpenOptionsExt::custom_flags(&mut options, libc::O_NONBLOCK);
+    let file = options.open(path)?;
+    let meta = file.metadata()?;
+    if !meta.is_file() {
+        return Ok(Contents::Special(kind_name(meta.file_type())));
+    }
+    // Read one byte past the limit: a file that grew meanwhile is reported, not read on.
+    let mut bytes = Vec::with_capacity(usize::try_from(meta.len()).unwrap_or(0));
+    file.take(limit.saturating_add(1)).read_to_end(&mut bytes)?;
+    if bytes.len() as u64 > limit {
+        return Ok(Contents::TooLarge(bytes.len() as u64));
+    }
+    Ok(Contents::Bytes(bytes))
+}
+
+/// Opens a FILE argument for reading: a regular file, or a pipe. A named pipe is opened
+/// without waiting for a writer (`O_NONBLOCK`, then blocking reads again): one that
+/// nobody writes reads as empty instead of hanging the command.
+pub fn open_input(path: &Path) -> io::Result<fs::File> {
+    let meta = fs::metadata(path)?;
+    #[cfg(unix)]
+    if std::os::unix::fs::FileTypeExt::is_fifo(&meta.file_type()) {
+        let mut options = fs::OpenOptions::new();
+        options.read(true);
+        std::os::unix::fs::OpenOptionsExt::custom_flags(&mut options, libc::O_NONBLOCK);
+        let file = options.open(path)?;
+        rustix::io::ioctl_fionbio(&file, false)?;
+        return Ok(file);
+    }
+    let _ = meta;
+    fs::File::open(path)
+}
+
+/// Text from a store (an id, a cwd, a name) for a terminal: control characters
+/// (C0, DEL, C1) written as `\u{..}` escapes, so a file cannot move the cursor,
+/// clear the screen or retitle the window.
+pub fn printable(text: &str) -> Cow<'_, str> {
+    if !text.chars().any(char::is_control) {
+        return Cow::Borrowed(text);
+    }
+    let mut out = String::with_capacity(text.len() + 8);
+    for c in text.chars() {
+        if c.is_control() {
+            out.push_str(&c.escape_unicode().to_string());
+        } else {
+            out.push(c);
+        }
+    }
+    Cow::Owned(out)
+}
+
+/// Ignores `SIGXFSZ`, so that a write past the file-size limit (`ulimit -f`) fails with
+/// `EFBIG`, which the session manager latches as a persistence error, instead of killing
+/// the process. Called first in `main`.
+#[cfg(unix)]
+#[allow(unsafe_code)]
+pub fn ignore_file_size_signal() {
+    // SAFETY: `SIG_IGN` installs no handler: no code runs on the signal, so nothing
+    // can race with the rest of the program.
+    unsafe {
+        libc::signal(libc::SIGXFSZ, libc::SIG_IGN);
+    }
+}
+
+/// No such signal elsewhere.
+#[cfg(not(unix))]
+pub fn ignore_file_size_signal() {}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn nesting_counts_brackets_outside_strings() {
+        assert_eq!(nesting(r#"{"a":[1,{"b":"[[[\"{"}]}"#), 3);
+        assert_eq!(nesting("1"), 0);
+        let deep = format!("{}{}", "[".repeat(5000), "]".repeat(5000));
+        assert_eq!(nesting(&deep), 5000);
+        assert!(check_nesting(&deep).is_err());
+        assert!(check_nesting("[[1]]").is_ok());
+    }
+
+    #[test]
+    fn paths_stay_inside_their_root() {
+        let root = Path::new("/case");
+        assert_eq!(
+            inside(root, "a/b.jsonl"),
+            Ok(PathBuf::from("/case/a/b.jsonl"))
+        );
+        assert_eq!(inside(root, "./a"), Ok(PathBuf::from("/case/./a")));
+        for bad in ["/etc/passwd", "../x", "a/../../x", "", "a/.."] {
+            assert!(inside(root, bad).is_err(), "{bad}");
+        }
+    }
+
+    #[test]
+    fn control_characters_are_escaped() {
+        assert_eq!(printable("plain é"), "plain é");
+        assert_eq!(
+            printable("a\u{1b}[2Jb\u{7}\u{9b}"),
+            "a\\u{1b}[2Jb\\u{7}\\u{9b}"
+        );
+    }
+
+    #[cfg(unix)]
+    #[test]
+    fn special_files_are_named_not_read() {
+        let dir = tempfile::tempdir().expect("dir");
+        let fifo = dir.path().join("f");
+        assert!(std::process::Command::new("mkfifo")
+            .arg(&fifo)
+            .status()
+            .expect("mkfifo")
+            .success());
+        assert_eq!(
+            read_regular(&fifo, 10).expect("fifo"),
+            Contents::Special("fifo")
+        );
+        assert_eq!(
+            read_regular(Path::new("/dev/zero"), 10).expect("zero"),
+            Contents::Special("character device")
+        );
+        let big = dir.path().join("big");
+        fs::File::create(&big)
+            .and_then(|f| f.set_len(1 << 40))
+            .expect("sparse");
+        assert_eq!(
+            read_regular(&big, 1 << 20).expect("big"),
+            Contents::TooLarge(1 << 40)
+        );
+        fs::write(dir.path().join("small"), "abc").expect("write");
+        assert_eq!(
+            read_regular(&dir.path().join("small"), 3).expect("small"),
+            Contents::Bytes(b"abc".to_vec())
+        );
+        std::os::unix::fs::symlink(&fifo, dir.path().join("link")).expect("link");
+        assert_eq!(
+            read_regular(&dir.path().join("link"), 10).expect("link"),
+            Contents::Special("fifo")
+        );
+    }
+}
