@@ -40,21 +40,21 @@ pub fn canonical(value: &Value) -> String {
     text
 }
 
-/// A copy of `value` with every object's keys sorted.
+/// A copy of `value` with every object's keys sorted (without recursion).
 pub fn sorted(value: &Value) -> Value {
-    match value {
-        Value::Object(map) => {
-            let mut keys: Vec<&String> = map.keys().collect();
-            keys.sort();
-            Value::Object(
-                keys.into_iter()
-                    .map(|k| (k.clone(), sorted(&map[k])))
-                    .collect(),
-            )
+    let mut copy = crate::compare::deep_clone(value);
+    let mut stack = vec![&mut copy];
+    while let Some(value) = stack.pop() {
+        match value {
+            Value::Object(map) => {
+                map.sort_keys();
+                stack.extend(map.values_mut());
+            }
+            Value::Array(items) => stack.extend(items.iter_mut()),
+            _ => {}
         }
-        Value::Array(items) => Value::Array(items.iter().map(sorted).collect()),
-        other => other.clone(),
     }
+    copy
 }
 
 /// Reads every regular file under `dir` (except the `home/` tree, of which only
@@ -220,15 +220,20 @@ static PATTERNS: LazyLock<[(&str, Regex); 3]> = LazyLock::new(|| {
         ),
         (
             "ftime",
-            // `…-sssZ` (pi, omp) or `…-ffffff`, microseconds without a zone (003).
-            Regex::new(
-                r"[0-9]{4}-[0-9]{2}-[0-9]{2}T[0-9]{2}-[0-9]{2}-[0-9]{2}-(?:[0-9]{3}Z|[0-9]{6})",
-            )
+            // `…-sssZ` (pi, omp) or `…-ffffff`, microseconds without a zone (003); the
+            // other spellings ports use in file names: `T` or `_` between date and time,
+            // with or without a fraction (`-`, `.`) and a `Z`; and ISO's basic format
+            // `20261126T230319521Z`.
+            Regex::new(concat!(
+                r"[0-9]{4}-[0-9]{2}-[0-9]{2}[T_][0-9]{2}-[0-9]{2}-[0-9]{2}(?:[-.](?:[0-9]{6}|[0-9]{3}))?Z?",
+                r"|[0-9]{8}T[0-9]{6}(?:\.?(?:[0-9]{6}|[0-9]{3}))?Z?",
+            ))
             .expect("valid regex"),
         ),
         (
             "time",
-            Regex::new(r"[0-9]{4}-[0-9]{2}-[0-9]{2}T[0-9]{2}:[0-9]{2}:[0-9]{2}(?:\.[0-9]+)?Z")
+            // `Z`, or an offset from UTC (`+00:00`).
+            Regex::new(r"[0-9]{4}-[0-9]{2}-[0-9]{2}T[0-9]{2}:[0-9]{2}:[0-9]{2}(?:\.[0-9]+)?(?:Z|[+-][0-9]{2}:[0-9]{2})")
                 .expect("valid regex"),
         ),
     ]
@@ -236,7 +241,7 @@ static PATTERNS: LazyLock<[(&str, Regex); 3]> = LazyLock::new(|| {
 
 /// Everything a created token could be, for ordering files independently of created names.
 static MASK: LazyLock<Regex> = LazyLock::new(|| {
-    Regex::new(r"[0-9a-f]{8,}(?:-[0-9a-f]{4}){0,3}(?:-[0-9a-f]{12})?|[0-9]{4}-[0-9]{2}-[0-9]{2}T[0-9:.-]+Z?")
+    Regex::new(r"[0-9a-f]{8,}(?:-[0-9a-f]{4}){0,3}(?:-[0-9a-f]{12})?|[0-9]{4}-[0-9]{2}-[0-9]{2}[T_][0-9:.-]+Z?|[0-9]{8}T[0-9.]{6,}Z?")
         .expect("valid regex")
 });
 
@@ -391,7 +396,7 @@ impl Normalizer {
     /// # Panics
     /// Never: the mask pattern is fixed and valid.
     pub fn files(&mut self, files: &Value) -> Value {
-        let mut files = files.clone();
+        let mut files = crate::compare::deep_clone(files);
         self.normalize_files(&mut files);
         files
     }
@@ -412,9 +417,9 @@ impl Normalizer {
                     Some(lines) => format!(
                         "{} {}",
                         lines.len(),
-                        lines.first().map(Value::to_string).unwrap_or_default()
+                        lines.first().map(json_writer::compact).unwrap_or_default()
                     ),
-                    None => value.to_string(),
+                    None => json_writer::compact(value),
                 };
                 (
                     mask.replace_all(name, "#").into_owned(),
@@ -432,45 +437,87 @@ impl Normalizer {
 
     /// Normalises a value in canonical order.
     pub fn value(&mut self, value: &Value) -> Value {
-        let mut value = value.clone();
+        let mut value = crate::compare::deep_clone(value);
         self.normalize(&mut value);
         value
     }
 
     /// [`Normalizer::value`], in place: object keys are visited in sorted order, and
     /// only what changes is rebuilt (most of an output is left as it is).
+    ///
+    /// The walk keeps its own stack (a value may be nested 100,000 deep). Tokens are
+    /// named in canonical order: each key before its value, each value before the next
+    /// key. A key is renamed once the whole value is walked: walking holds its members,
+    /// and the names are fixed by then (renaming again names nothing new).
     pub fn normalize(&mut self, value: &mut Value) {
-        match value {
-            Value::String(s) => {
-                if let Some(new) = self.string(s) {
-                    *value = new;
+        /// What is left to do: a value to walk, or a key whose tokens to name.
+        enum Work<'v> {
+            Walk(&'v mut Value),
+            Key(String),
+        }
+        let mut renamed_keys = false;
+        let mut stack = vec![Work::Walk(value)];
+        while let Some(work) = stack.pop() {
+            let value = match work {
+                Work::Key(key) => {
+                    renamed_keys |= self.text_if_changed(&key).is_some();
+                    continue;
                 }
-            }
-            Value::Array(items) => items.iter_mut().for_each(|v| self.normalize(v)),
-            Value::Object(map) => {
-                map.sort_keys();
-                let mut renamed = Vec::new();
-                for (i, (key, value)) in map.iter_mut().enumerate() {
-                    if let Some(new) = self.text_if_changed(key) {
-                        renamed.push((i, new));
+                Work::Walk(value) => value,
+            };
+            match value {
+                Value::String(s) => {
+                    if let Some(new) = self.string(s) {
+                        *value = new;
                     }
-                    self.normalize(value);
                 }
-                if !renamed.is_empty() {
-                    let mut renamed = renamed.into_iter().peekable();
-                    *map = std::mem::take(map)
-                        .into_iter()
-                        .enumerate()
-                        .map(
-                            |(i, (key, value))| match renamed.next_if(|(at, _)| *at == i) {
-                                Some((_, new)) => (new, value),
-                                None => (key, value),
-                            },
-                        )
-                        .collect();
+                Value::Array(items) => stack.extend(items.iter_mut().rev().map(Work::Walk)),
+                Value::Object(map) => {
+                    map.sort_keys();
+                    for (key, value) in map.iter_mut().rev() {
+                        stack.push(Work::Walk(value));
+                        if may_hold_token(key) || (!self.dir.is_empty() && key.contains(&self.dir)) {
+                            stack.push(Work::Key(key.clone()));
+                        }
+                    }
                 }
+                _ => {}
             }
-            _ => {}
+        }
+        if renamed_keys {
+            self.rename_keys(value);
+        }
+    }
+
+    /// Renames the object keys of `value` that hold tokens named already.
+    fn rename_keys(&mut self, value: &mut Value) {
+        let mut stack = vec![value];
+        while let Some(value) = stack.pop() {
+            match value {
+                Value::Array(items) => stack.extend(items.iter_mut()),
+                Value::Object(map) => {
+                    let renamed: Vec<(usize, String)> = map
+                        .keys()
+                        .enumerate()
+                        .filter_map(|(i, key)| self.text_if_changed(key).map(|new| (i, new)))
+                        .collect();
+                    if !renamed.is_empty() {
+                        let mut renamed = renamed.into_iter().peekable();
+                        *map = std::mem::take(map)
+                            .into_iter()
+                            .enumerate()
+                            .map(
+                                |(i, (key, value))| match renamed.next_if(|(at, _)| *at == i) {
+                                    Some((_, new)) => (new, value),
+                                    None => (key, value),
+                                },
+                            )
+                            .collect();
+                    }
+                    stack.extend(map.values_mut());
+                }
+                _ => {}
+            }
         }
     }
 
@@ -552,8 +599,9 @@ impl Normalizer {
     }
 }
 
-/// A cheap test that `s` could contain a created token: a run of 8 hex digits,
-/// or 4 ASCII digits and a dash (the start of a time).
+/// A cheap test that `s` could contain a created token: a run of 8 hex digits (which
+/// the 8 digits of a basic-format time are too), or 4 ASCII digits and a dash (the
+/// start of a time).
 fn may_hold_token(s: &str) -> bool {
     let (mut hex, mut date) = (0, DateStart::default());
     for b in s.bytes() {
@@ -573,10 +621,20 @@ fn may_hold_token(s: &str) -> bool {
 }
 
 /// A cheap test that the pattern named `pattern` could match in `s`: every time starts
-/// with 4 digits and a dash. `hex` is matched by hand ([`hex_matches`]), which is as
-/// cheap as a test would be.
+/// with 4 digits and a dash, or (ISO's basic format, a file-name time) 8 digits and a
+/// `T`. `hex` is matched by hand ([`hex_matches`]), which is as cheap as a test would be.
 fn may_match(pattern: &str, s: &str) -> bool {
-    pattern == "hex" || has_date_start(s)
+    pattern == "hex" || has_date_start(s) || (pattern == "ftime" && has_basic_date(s))
+}
+
+/// Whether `s` has 8 ASCII digits followed by a `T`.
+fn has_basic_date(s: &str) -> bool {
+    let mut digits = 0;
+    s.bytes().any(|b| {
+        let found = b == b'T' && digits >= 8;
+        digits = if b.is_ascii_digit() { digits + 1 } else { 0 };
+        found
+    })
 }
 
 /// Whether `s` has 4 ASCII digits followed by a dash.
@@ -620,10 +678,11 @@ fn utf16_tail(s: &str, n: usize) -> String {
     String::from_utf16_lossy(&units[cut..])
 }
 
-/// What a pattern match names: `id` (8 hex), `session` (a UUID or 16 hex), a time; `None` for other hex runs.
+/// What a pattern match names: `id` (8 hex), `session` (a UUID of any version, its 32
+/// digits without dashes, or 16 hex), a time; `None` for other hex runs (a SHA-256 is 64).
 fn classify(pattern: &'static str, token: &str) -> Option<&'static str> {
     match pattern {
-        "hex" if token.len() == 36 => Some("session"),
+        "hex" if token.len() == 36 || token.len() == 32 => Some("session"),
         "hex" if token.len() == 16 => Some("session"),
         "hex" if token.len() == 8 => Some("id"),
         "hex" => None,
@@ -800,6 +859,24 @@ mod tests {
                 "c": "2025-01-01T00:00:00.000Z",
             })
         );
+    }
+
+    /// File names ports create: the usual spellings of a time, UUIDs of any version.
+    #[test]
+    fn created_file_names_in_other_spellings() {
+        let mut n = Normalizer::new("/d", []);
+        for (name, expected) in [
+            (
+                "/d/sessions/20261126T230319521Z-01a2148d-657a-4504-a693-e034265d393c.jsonl",
+                "<dir>/sessions/<ftime>-<session:1>.jsonl",
+            ),
+            ("2026-11-26_23-03-19_deadbeef.jsonl", "<ftime>_<id:1>.jsonl"),
+            ("2026-11-26T23-03-19.521Z.jsonl", "<ftime>.jsonl"),
+            ("20261126T230319Z_0123456789abcdef0123456789abcdef.jsonl", "<ftime>_<session:2>.jsonl"),
+            ("2026-11-26T23:03:19+00:00", "<time>"),
+        ] {
+            assert_eq!(n.text(name), expected, "{name}");
+        }
     }
 
     #[test]

@@ -1,0 +1,313 @@
+//! The kit as a port sees it (issue 19): the reference behind proxies that change what
+//! a port may change (number spellings, file names, legacy files refused) passes, or is
+//! reported `divergent` under a category its divergence list declares; a response
+//! nested 100,000 deep fails its case and the run goes on (issue 20, item 9).
+
+use std::fs;
+use std::path::{Path, PathBuf};
+use std::time::Duration;
+
+use serde_json::{Map, Value};
+use session_conformance::adapter::{Adapter, Failure, ReferenceAdapter};
+use session_conformance::compare::dispose;
+use session_conformance::corpus::{self, Case};
+use session_conformance::divergences;
+use session_conformance::harness::Harness;
+use session_conformance::protocol::{Hello, Request, Response};
+use session_conformance::runner::{Divergences, Status, OWN_FILE_NAMES};
+use session_reference::model::Profile;
+
+fn corpus_dir() -> PathBuf {
+    Path::new(env!("CARGO_MANIFEST_DIR")).join("../corpus/cases")
+}
+
+/// The reference, with every response passed through `change` (and its hello through `greet`).
+struct Proxy {
+    inner: ReferenceAdapter,
+    change: fn(&Request, &mut Response),
+    greet: fn(&mut Hello),
+}
+
+impl Adapter for Proxy {
+    fn hello(&mut self) -> Result<Hello, Failure> {
+        let mut hello = self.inner.hello()?;
+        (self.greet)(&mut hello);
+        Ok(hello)
+    }
+
+    fn call(&mut self, request: &Request, timeout: Duration) -> Result<Response, Failure> {
+        let mut response = self.inner.call(request, timeout)?;
+        (self.change)(request, &mut response);
+        Ok(response)
+    }
+}
+
+/// Runs the whole corpus for every profile through a proxy; the results of every case.
+fn run_all(
+    change: fn(&Request, &mut Response),
+    greet: fn(&mut Hello),
+    list: &Divergences,
+    filter: Option<&str>,
+) -> Vec<(Profile, session_conformance::runner::CaseResult)> {
+    let cases = std::sync::Arc::new(corpus::load(&corpus_dir()).expect("corpus loads"));
+    let mut out = Vec::new();
+    for profile in Profile::ALL {
+        let mut harness = Harness::new(corpus_dir())
+            .loaded(std::sync::Arc::clone(&cases))
+            .profile(profile)
+            .ignore(list.clone())
+            .jobs(2)
+            .timeout(Duration::from_mins(10));
+        if let Some(glob) = filter {
+            harness = harness.filter(glob).expect("glob");
+        }
+        let run = harness
+            .run_with(&move || {
+                Box::new(Proxy {
+                    inner: ReferenceAdapter::new(profile),
+                    change,
+                    greet,
+                })
+            })
+            .expect("runs");
+        out.extend(run.results.into_iter().map(|r| (profile, r)));
+    }
+    out
+}
+
+fn failures(results: &[(Profile, session_conformance::runner::CaseResult)]) -> Vec<String> {
+    results
+        .iter()
+        .filter(|(_, r)| r.status.is_failure())
+        .map(|(p, r)| {
+            format!(
+                "{} {} ({p}): {} {}",
+                r.id,
+                r.name,
+                r.status.name(),
+                r.signature.as_deref().unwrap_or_default()
+            )
+        })
+        .collect()
+}
+
+/// Every integer of `value` as a float: what a port that keeps numbers as doubles writes
+/// (`1` → `1.0`).
+fn integers_as_floats(value: &mut Value) {
+    let mut stack = vec![value];
+    while let Some(value) = stack.pop() {
+        match value {
+            Value::Number(n) if !n.is_f64() => {
+                if let Some(float) = n.as_f64().and_then(serde_json::Number::from_f64) {
+                    *n = float;
+                }
+            }
+            Value::Array(items) => stack.extend(items.iter_mut()),
+            Value::Object(map) => stack.extend(map.values_mut()),
+            _ => {}
+        }
+    }
+}
+
+/// The reference, its every response integer rewritten as a float, passes every case:
+/// responses are compared as values, not spellings.
+#[test]
+fn the_reference_with_every_integer_a_float_passes_every_case() {
+    fn floats(_: &Request, response: &mut Response) {
+        if let Some(ok) = response.ok.as_mut() {
+            integers_as_floats(ok);
+        }
+    }
+    let results = run_all(floats, |_| {}, &Divergences::new(), None);
+    assert!(results.len() > 1000, "{} cases", results.len());
+    let failed = failures(&results);
+    assert!(failed.is_empty(), "{} failed:\n{}", failed.len(), failed.join("\n"));
+}
+
+/// A created file's name as a port writes it: `20261126T230319521Z-<uuid>.jsonl` for
+/// pi's `2026-11-26T23-03-19-521Z_<uuid>.jsonl`.
+fn port_name(name: &str) -> Option<String> {
+    let (time, rest) = name.split_once('_')?;
+    let uuid = rest.strip_suffix(".jsonl")?;
+    let b = time.as_bytes();
+    let shape = time.len() == 24 && b[4] == b'-' && b[10] == b'T' && time.ends_with('Z');
+    if !shape || uuid.len() != 36 {
+        return None;
+    }
+    let digits: String = time.chars().filter(char::is_ascii_digit).collect();
+    Some(format!("{}T{}Z-{uuid}.jsonl", &digits[..8], &digits[8..]))
+}
+
+/// Renames every created file under `dir` as a port would, and the names wherever the
+/// files and the response mention them.
+fn rename_created_files(request: &Request, response: &mut Response) {
+    let dir = Path::new(&request.dir);
+    let mut renames: Vec<(String, String)> = Vec::new();
+    let mut stack = vec![dir.to_path_buf()];
+    let mut files = Vec::new();
+    while let Some(folder) = stack.pop() {
+        for item in fs::read_dir(&folder).into_iter().flatten().flatten() {
+            let path = item.path();
+            if item.file_type().is_ok_and(|t| t.is_dir()) {
+                stack.push(path);
+            } else {
+                files.push(path);
+            }
+        }
+    }
+    for path in &files {
+        let name = path.file_name().map(|n| n.to_string_lossy().into_owned());
+        if let Some((old, new)) = name.and_then(|n| port_name(&n).map(|new| (n, new))) {
+            let _ = fs::rename(path, path.with_file_name(&new));
+            renames.push((old, new));
+        }
+    }
+    if renames.is_empty() {
+        return;
+    }
+    let replace = |text: &str| {
+        renames
+            .iter()
+            .fold(text.to_owned(), |t, (old, new)| t.replace(old, new))
+    };
+    let mut stack = vec![dir.to_path_buf()];
+    while let Some(folder) = stack.pop() {
+        for item in fs::read_dir(&folder).into_iter().flatten().flatten() {
+            let path = item.path();
+            if item.file_type().is_ok_and(|t| t.is_dir()) {
+                stack.push(path);
+            } else if let Ok(text) = fs::read_to_string(&path) {
+                let new = replace(&text);
+                if new != text {
+                    let _ = fs::write(&path, new);
+                }
+            }
+        }
+    }
+    if let Some(ok) = response.ok.as_mut() {
+        let mut stack = vec![ok];
+        while let Some(value) = stack.pop() {
+            match value {
+                Value::String(s) => *s = replace(s),
+                Value::Array(items) => stack.extend(items.iter_mut()),
+                Value::Object(map) => stack.extend(map.values_mut()),
+                _ => {}
+            }
+        }
+    }
+}
+
+/// An adapter that says its file names are its own passes every case though it names
+/// created files `20261126T230319521Z-<uuid>.jsonl`: files are matched by content and role.
+#[test]
+fn a_port_with_its_own_file_names_passes_when_its_hello_says_so() {
+    let own = |hello: &mut Hello| hello.capabilities.push(OWN_FILE_NAMES.to_owned());
+    let results = run_all(
+        rename_created_files,
+        own,
+        &Divergences::new(),
+        Some("{apply,persist,operator,store,real}/*"),
+    );
+    let failed = failures(&results);
+    assert!(failed.is_empty(), "{} failed:\n{}", failed.len(), failed.join("\n"));
+    // Without the declaration, the created names are part of the output.
+    let results = run_all(
+        rename_created_files,
+        |_| {},
+        &Divergences::new(),
+        Some("apply/new-session-deferred-write-pi"),
+    );
+    assert_eq!(failures(&results).len(), 1, "{results:?}");
+}
+
+/// The input session files of a request that are not version 3.
+fn is_legacy(request: &Request) -> bool {
+    let dir = Path::new(&request.dir);
+    fs::read_dir(dir).into_iter().flatten().flatten().any(|item| {
+        let text = fs::read_to_string(item.path()).unwrap_or_default();
+        let first: Option<Value> = text.lines().next().and_then(|l| serde_json::from_str(l).ok());
+        first.is_some_and(|h| h["type"] == "session" && h.get("version").and_then(Value::as_u64) != Some(3))
+    })
+}
+
+/// A v3-only port with its own file naming declares both decisions in two lines of its
+/// divergence list, and sees those cases `divergent`, nothing failed.
+#[test]
+fn a_v3_only_port_with_its_own_file_names_needs_two_lines() {
+    fn port(request: &Request, response: &mut Response) {
+        if is_legacy(request) {
+            *response = Response::error(&request.case, "invalid_header", "v3 only");
+            return;
+        }
+        rename_created_files(request, response);
+    }
+    let text = "# a v3-only port\ntag:legacy-* this port reads version 3 only\ntag:file-naming this port names files <time>-<uuid>.jsonl\n";
+    let list = divergences::parse(text, Path::new("list")).expect("parses");
+    let results = run_all(port, |_| {}, &list, Some("{migrate,apply,persist,header,parse}/*"));
+    let failed = failures(&results);
+    assert!(failed.is_empty(), "{} failed:\n{}", failed.len(), failed.join("\n"));
+    let divergent = results.iter().filter(|(_, r)| r.status == Status::Divergent).count();
+    assert!(divergent > 20, "{divergent} divergent");
+}
+
+/// A divergence recorded with one signature and now differing another way is
+/// `divergent-changed`; an id that passes is an unexpected pass.
+#[test]
+fn a_changed_divergence_is_reported_and_a_pass_is_unexpected() {
+    fn refuse(request: &Request, response: &mut Response) {
+        *response = Response::error(&request.case, "invalid_header", "no");
+    }
+    let cases = corpus::load(&corpus_dir()).expect("corpus loads");
+    let case: &Case = cases
+        .iter()
+        .find(|c| c.full_name() == "parse/crlf-line-endings")
+        .expect("case");
+    let id = case.id();
+    let text = format!("{id} refuses CRLF ## error invalid_header\n");
+    let same = divergences::parse(&text, Path::new("l")).expect("parses");
+    let text = format!("{id} refuses CRLF ## error not_found\n");
+    let other = divergences::parse(&text, Path::new("l")).expect("parses");
+    let status = |change: fn(&Request, &mut Response), list: &Divergences| {
+        let results = run_all(change, |_| {}, list, Some("parse/crlf-line-endings"));
+        results.iter().map(|(_, r)| r.status).collect::<Vec<_>>()
+    };
+    assert!(status(refuse, &same).iter().all(|s| *s == Status::Divergent));
+    assert!(status(refuse, &other)
+        .iter()
+        .all(|s| *s == Status::DivergentChanged));
+    assert!(status(|_, _| {}, &same)
+        .iter()
+        .all(|s| *s == Status::UnexpectedPass));
+}
+
+/// A value nested `depth` deep, built without recursion.
+fn nested(depth: usize) -> Value {
+    let mut value = Value::String("deadbeef".into());
+    for i in 0..depth {
+        value = if i % 2 == 0 {
+            Value::Array(vec![value])
+        } else {
+            let mut map = Map::new();
+            map.insert("k".into(), value);
+            Value::Object(map)
+        };
+    }
+    value
+}
+
+/// A response nested 100,000 deep fails its case; the run goes on to the next.
+#[test]
+fn a_response_nested_100_000_deep_fails_only_its_case() {
+    fn deep(_: &Request, response: &mut Response) {
+        if let Some(ok) = response.ok.replace(nested(100_000)) {
+            dispose(ok);
+        }
+    }
+    let results = run_all(deep, |_| {}, &Divergences::new(), Some("parse/crlf-line-endings"));
+    assert!(!results.is_empty());
+    for (_, result) in &results {
+        assert_eq!(result.status, Status::Fail, "{}", result.name);
+        assert!(result.diff.is_some());
+        assert_eq!(result.pointer.as_deref(), Some("/response/ok"));
+    }
+}
