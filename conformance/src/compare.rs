@@ -89,8 +89,7 @@ pub fn first_difference(expected: &Value, actual: &Value, numbers: Numbers) -> O
                 for key in keys.into_iter().rev() {
                     path.push((at, Step::Key(key)));
                     let node = path.len() - 1;
-                    let exact =
-                        exact || (numbers == Numbers::Output && at == 0 && key == "files");
+                    let exact = exact || (numbers == Numbers::Output && at == 0 && key == "files");
                     pending.push(match (x.get(key), y.get(key)) {
                         (Some(x), Some(y)) => Pending::Both(x, y, node, exact),
                         (x, y) => Pending::OneSide(x, y, node),
@@ -195,7 +194,11 @@ pub fn dispose(value: Value) {
 pub fn deep_clone(value: &Value) -> Value {
     enum Frame<'v> {
         Array(std::slice::Iter<'v, Value>, Vec<Value>),
-        Object(serde_json::map::Iter<'v>, Map<String, Value>, Option<String>),
+        Object(
+            serde_json::map::Iter<'v>,
+            Map<String, Value>,
+            Option<String>,
+        ),
     }
     let mut stack: Vec<Frame<'_>> = Vec::new();
     let mut done: Option<Value> = None;
@@ -458,7 +461,9 @@ pub fn set_aside_file_names(output: &mut Value) {
         .filter(|(name, _)| is_created_name(name))
         .map(|(name, value)| {
             let folder = name.rsplit_once('/').map_or("", |(f, _)| f).to_owned();
-            let masked = TOKEN.replace_all(&json_writer::compact(value), "#").into_owned();
+            let masked = TOKEN
+                .replace_all(&json_writer::compact(value), "#")
+                .into_owned();
             (folder, masked, name.clone())
         })
         .collect();
@@ -545,13 +550,37 @@ mod tests {
     fn pointers_name_the_first_difference_in_canonical_order() {
         let a = json!({"z": 1, "a": [1, 2, {"b/c": 3}]});
         let b = json!({"a": [1, 2, {"b/c": 4}], "z": 2});
-        assert_eq!(first_difference(&a, &b, Numbers::ByValue).map(|d| d.pointer).as_deref(), Some("/a/2/b~1c"));
-        assert_eq!(first_difference(&json!([1]), &json!([1, 2]), Numbers::ByValue).map(|d| d.signature()).as_deref(), Some("/1: (absent) -> 2"));
-        assert_eq!(first_difference(&json!({"a": 1}), &json!({}), Numbers::ByValue).map(|d| d.signature()).as_deref(), Some("/a: 1 -> (absent)"));
-        assert_eq!(first_difference(&json!(1), &json!("1"), Numbers::ByValue).map(|d| d.pointer).as_deref(), Some("/"));
+        assert_eq!(
+            first_difference(&a, &b, Numbers::ByValue)
+                .map(|d| d.pointer)
+                .as_deref(),
+            Some("/a/2/b~1c")
+        );
+        assert_eq!(
+            first_difference(&json!([1]), &json!([1, 2]), Numbers::ByValue)
+                .map(|d| d.signature())
+                .as_deref(),
+            Some("/1: (absent) -> 2")
+        );
+        assert_eq!(
+            first_difference(&json!({"a": 1}), &json!({}), Numbers::ByValue)
+                .map(|d| d.signature())
+                .as_deref(),
+            Some("/a: 1 -> (absent)")
+        );
+        assert_eq!(
+            first_difference(&json!(1), &json!("1"), Numbers::ByValue)
+                .map(|d| d.pointer)
+                .as_deref(),
+            Some("/")
+        );
         let long = "x".repeat(100);
         let d = first_difference(&json!(long), &json!(1), Numbers::ByValue).expect("differs");
-        assert!(d.expected.starts_with("\"xxx") && d.expected.contains("…#"), "{}", d.expected);
+        assert!(
+            d.expected.starts_with("\"xxx") && d.expected.contains("…#"),
+            "{}",
+            d.expected
+        );
     }
 
     /// Comparing, copying and dropping a value 100,000 deep neither recurses nor
@@ -585,10 +614,13 @@ mod tests {
             entry("<id:3>", Some("<id:2>"), "d"),
         ], "leafId": "<id:3>"});
         align_ids(&expected, &mut actual);
-        assert_eq!(actual, json!({"entries": [
+        assert_eq!(
+            actual,
+            json!({"entries": [
             entry("<id:1>", None, "a"), entry("<id:3>", Some("<id:1>"), "c"),
             entry("<id:4>", Some("<id:3>"), "d"),
-        ], "leafId": "<id:4>"}));
+        ], "leafId": "<id:4>"})
+        );
     }
 
     #[test]
@@ -600,7 +632,10 @@ mod tests {
         set_aside_file_names(&mut golden);
         set_aside_file_names(&mut port);
         assert_eq!(golden, port);
-        assert_eq!(golden["response"]["ok"]["file"], "<dir>/sessions/<file:1>.jsonl");
+        assert_eq!(
+            golden["response"]["ok"]["file"],
+            "<dir>/sessions/<file:1>.jsonl"
+        );
         assert!(golden["files"].get("in.jsonl").is_some());
     }
 }

@@ -551,7 +551,9 @@ pub fn check(root: &Path) -> Vec<CorpusError> {
         }
         for tag in &case.file.tags {
             if !TAGS.iter().any(|(known, _)| known == tag) {
-                problems.push(at(format!("unknown tag {tag:?} (corpus/README.md lists the tags)")));
+                problems.push(at(format!(
+                    "unknown tag {tag:?} (corpus/README.md lists the tags)"
+                )));
             }
         }
         if !case.file.tags.windows(2).all(|w| w[0] < w[1]) {

@@ -276,10 +276,7 @@ pub struct Rewritten {
 /// listed by id to its signature now, or `None` when it passed (its line is removed).
 /// Ids not in `signatures` (not run, skipped), comments and categories are kept as
 /// they are.
-pub fn rewrite(
-    text: &str,
-    signatures: &BTreeMap<String, Option<String>>,
-) -> (String, Rewritten) {
+pub fn rewrite(text: &str, signatures: &BTreeMap<String, Option<String>>) -> (String, Rewritten) {
     let mut out = String::with_capacity(text.len());
     let mut changed = Rewritten::default();
     for line in text.lines() {
@@ -369,7 +366,9 @@ mod tests {
     fn every_entry_needs_a_reason_and_a_known_form() {
         let err = parse("0002\n", Path::new("d")).unwrap_err().to_string();
         assert_eq!(err, "d: line 1: 0002 has no reason");
-        let err = parse("# c\nlegacy hmm\n", Path::new("d")).unwrap_err().to_string();
+        let err = parse("# c\nlegacy hmm\n", Path::new("d"))
+            .unwrap_err()
+            .to_string();
         assert!(err.starts_with("d: line 2: \"legacy\" is not"), "{err}");
         let err = parse("tag:[ x\n", Path::new("d")).unwrap_err().to_string();
         assert!(err.starts_with("d: line 1: bad glob"), "{err}");

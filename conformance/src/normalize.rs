@@ -476,7 +476,8 @@ impl Normalizer {
                     map.sort_keys();
                     for (key, value) in map.iter_mut().rev() {
                         stack.push(Work::Walk(value));
-                        if may_hold_token(key) || (!self.dir.is_empty() && key.contains(&self.dir)) {
+                        if may_hold_token(key) || (!self.dir.is_empty() && key.contains(&self.dir))
+                        {
                             stack.push(Work::Key(key.clone()));
                         }
                     }
@@ -872,7 +873,10 @@ mod tests {
             ),
             ("2026-11-26_23-03-19_deadbeef.jsonl", "<ftime>_<id:1>.jsonl"),
             ("2026-11-26T23-03-19.521Z.jsonl", "<ftime>.jsonl"),
-            ("20261126T230319Z_0123456789abcdef0123456789abcdef.jsonl", "<ftime>_<session:2>.jsonl"),
+            (
+                "20261126T230319Z_0123456789abcdef0123456789abcdef.jsonl",
+                "<ftime>_<session:2>.jsonl",
+            ),
             ("2026-11-26T23:03:19+00:00", "<time>"),
         ] {
             assert_eq!(n.text(name), expected, "{name}");

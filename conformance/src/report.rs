@@ -173,7 +173,11 @@ pub fn json_lines(runs: &[ProfileRun], corpus_hash: &str) -> String {
                 notes: &r.notes,
                 diff: r.diff.as_deref(),
                 expected: raw(r.expected.as_deref()),
-                actual: if failed { raw(r.actual.as_deref()) } else { None },
+                actual: if failed {
+                    raw(r.actual.as_deref())
+                } else {
+                    None
+                },
                 ms: r.elapsed.as_secs_f64() * 1000.0,
             };
             let _ = writeln!(

@@ -9,8 +9,8 @@ use session_reference::model::Profile;
 
 use crate::adapter::{Adapter, Failure};
 use crate::compare::{self, dispose, Numbers};
-use crate::divergences::Excuse;
 use crate::corpus::{Case, SafetyCheck};
+use crate::divergences::Excuse;
 use crate::normalize::{canonical, object, take_snapshot, Normalizer};
 use crate::protocol::{Hello, Request};
 
@@ -519,7 +519,9 @@ fn apply_divergence(
     left_out: &[String],
 ) -> CaseResult {
     for note in left_out {
-        result.notes.push(format!("{note} (expected-divergences entry-type)"));
+        result
+            .notes
+            .push(format!("{note} (expected-divergences entry-type)"));
     }
     match divergences.excuse(case) {
         Some(Excuse::Id(known)) => {
