@@ -355,3 +355,51 @@ fn a_response_nested_100_000_deep_fails_only_its_case() {
             .is_some_and(|p| p.starts_with("/response/ok/")));
     }
 }
+
+/// A crash note holds the stderr of the case that crashed, not an earlier case's.
+#[test]
+fn a_crash_note_holds_only_its_cases_stderr() {
+    use session_conformance::adapter::ProcessAdapter;
+    let script = r#"
+import sys, json, time
+n = 0
+for line in sys.stdin:
+    msg = json.loads(line)
+    if msg["type"] == "hello":
+        print(json.dumps({"type": "hello", "implementation": "x", "version": "1", "profile": "pi", "operations": ["load"]}), flush=True)
+    elif msg["type"] == "request":
+        n += 1
+        if n == 1:
+            print("an error of the first case", file=sys.stderr, flush=True)
+            time.sleep(0.3)
+            print(json.dumps({"type": "response", "case": msg["case"], "error": {"kind": "exception", "message": "no"}}), flush=True)
+        else:
+            print("the second case dies", file=sys.stderr, flush=True)
+            time.sleep(0.3)
+            sys.exit(3)
+"#;
+    let argv = vec!["python3".to_owned(), "-c".to_owned(), script.to_owned()];
+    let mut adapter = ProcessAdapter::new(argv, Profile::Pi, false);
+    let hello = adapter.hello().expect("hello");
+    let cases = corpus::load(&corpus_dir()).expect("corpus loads");
+    let mut loads = cases
+        .iter()
+        .filter(|c| c.file.op == "load" && c.applies_to(Profile::Pi));
+    let run = |case: &Case, adapter: &mut ProcessAdapter| {
+        session_conformance::runner::run_case(
+            case,
+            Profile::Pi,
+            adapter,
+            &hello,
+            Duration::from_secs(20),
+            &Divergences::new(),
+        )
+    };
+    let first = run(loads.next().expect("a case"), &mut adapter);
+    assert_eq!(first.status, Status::Fail);
+    let second = run(loads.next().expect("a case"), &mut adapter);
+    assert_eq!(second.status, Status::Crash);
+    let note = second.notes.join("\n");
+    assert!(note.contains("the second case dies"), "{note}");
+    assert!(!note.contains("first case"), "{note}");
+}
