@@ -7,6 +7,7 @@
 //! own stack, so a response nested 100,000 deep fails its case like any other.
 
 use std::collections::{HashMap, HashSet};
+use std::fmt::Write as _;
 use std::sync::LazyLock;
 
 use regex::Regex;
@@ -76,11 +77,11 @@ pub fn first_difference(expected: &Value, actual: &Value, numbers: Numbers) -> O
     let exact_root = numbers == Numbers::AsWritten;
     let mut pending = vec![Pending::Both(expected, actual, 0, exact_root)];
     while let Some(work) = pending.pop() {
-        let (e, a, at, exact) = match work {
-            Pending::OneSide(e, a, at) => return Some(difference(&path, at, e, a)),
-            Pending::Both(e, a, at, exact) => (e, a, at, exact),
+        let (ours, theirs, at, exact) = match work {
+            Pending::OneSide(ours, theirs, at) => return Some(difference(&path, at, ours, theirs)),
+            Pending::Both(ours, theirs, at, exact) => (ours, theirs, at, exact),
         };
-        match (e, a) {
+        match (ours, theirs) {
             (Value::Object(x), Value::Object(y)) => {
                 let mut keys: Vec<&String> = x.keys().chain(y.keys()).collect();
                 keys.sort_unstable();
@@ -114,13 +115,13 @@ pub fn first_difference(expected: &Value, actual: &Value, numbers: Numbers) -> O
                     x.as_f64() == y.as_f64()
                 };
                 if !equal {
-                    return Some(difference(&path, at, Some(e), Some(a)));
+                    return Some(difference(&path, at, Some(ours), Some(theirs)));
                 }
             }
             (Value::String(x), Value::String(y)) if x == y => {}
             (Value::Bool(x), Value::Bool(y)) if x == y => {}
             (Value::Null, Value::Null) => {}
-            _ => return Some(difference(&path, at, Some(e), Some(a))),
+            _ => return Some(difference(&path, at, Some(ours), Some(theirs))),
         }
     }
     None
@@ -173,7 +174,10 @@ fn short(value: Option<&Value>) -> String {
     }
     let start: String = text.chars().take(40).collect();
     let digest = Sha256::digest(text.as_bytes());
-    let hash: String = digest[..4].iter().map(|b| format!("{b:02x}")).collect();
+    let hash = digest[..4].iter().fold(String::new(), |mut hash, b| {
+        let _ = write!(hash, "{b:02x}");
+        hash
+    });
     format!("{start}…#{hash}")
 }
 

@@ -419,7 +419,9 @@ fn compare_case(
     // extras nor ignoring extra context keys changes anything: such a case is a pass
     // without parsing its golden. Any other text is parsed and compared as a value.
     let actual_text = canonical(&actual);
-    if golden_text != Some(actual_text.as_str()) {
+    if golden_text == Some(actual_text.as_str()) {
+        dispose(actual);
+    } else {
         let Some(expected) = golden_text.and_then(|t| session_reference::raw::parse_value(t).ok())
         else {
             result.status = Status::Fail;
@@ -432,8 +434,6 @@ fn compare_case(
             return result;
         };
         compare_values(&mut result, expected, actual, case, hello, golden_path);
-    } else {
-        dispose(actual);
     }
     let safety_failed = !notes.iter().all(|n| n.starts_with("error "));
     result.notes.extend(notes);

@@ -246,7 +246,7 @@ fn is_legacy(request: &Request) -> bool {
             first.is_some_and(|h| {
                 h["type"] == "session"
                     && h.get("version")
-                        .map_or(true, |v| v.as_f64() == Some(1.0) || v.as_f64() == Some(2.0))
+                        .is_none_or(|v| v.as_f64() == Some(1.0) || v.as_f64() == Some(2.0))
             })
         })
 }
