@@ -403,3 +403,68 @@ for line in sys.stdin:
     assert!(note.contains("the second case dies"), "{note}");
     assert!(!note.contains("first case"), "{note}");
 }
+
+/// The tags that follow mechanically from a case's inputs and goldens are there
+/// (`corpus/README.md` "Tags"): `legacy-v1`, `legacy-v2`, `file-naming`, `missing-file`.
+#[test]
+fn tags_follow_from_inputs_and_goldens() {
+    let cases = corpus::load(&corpus_dir()).expect("corpus loads");
+    let mut wrong = Vec::new();
+    for case in &cases {
+        let mut derived = Vec::new();
+        for (name, bytes) in &case.inputs {
+            if !name.ends_with(".jsonl") {
+                continue;
+            }
+            let text = String::from_utf8_lossy(bytes);
+            let first = text
+                .trim_start_matches('\u{feff}')
+                .split('\n')
+                .find(|l| !l.trim().is_empty())
+                .and_then(|l| serde_json::from_str::<Value>(l.trim_end_matches('\r')).ok());
+            let Some(header) = first.filter(|h| h["type"] == "session" && h["id"].is_string())
+            else {
+                continue;
+            };
+            match header.get("version") {
+                None => derived.push("legacy-v1"),
+                Some(v) if v.as_f64() == Some(1.0) => derived.push("legacy-v1"),
+                Some(v) if v.as_f64() == Some(2.0) => derived.push("legacy-v2"),
+                _ => {}
+            }
+        }
+        let goldens = fs::read_dir(&case.dir).into_iter().flatten().flatten();
+        if goldens
+            .filter(|g| g.file_name().to_string_lossy().starts_with("expected"))
+            .any(|g| {
+                let text = fs::read_to_string(g.path()).unwrap_or_default();
+                text.contains("<ftime>_") || text.contains("<ftime>.jsonl")
+            })
+        {
+            derived.push("file-naming");
+        }
+        for key in ["file", "open"] {
+            if let Some(name) = case.file.args.get(key).and_then(Value::as_str) {
+                if !case.inputs.contains_key(name) {
+                    derived.push("missing-file");
+                }
+            }
+        }
+        for tag in ["legacy-v1", "legacy-v2", "file-naming", "missing-file"] {
+            let has = case.file.tags.iter().any(|t| t == tag);
+            if has != derived.contains(&tag) {
+                wrong.push(format!(
+                    "{} {}: {tag} {}",
+                    case.id(),
+                    case.full_name(),
+                    if has {
+                        "carried but does not follow"
+                    } else {
+                        "missing"
+                    }
+                ));
+            }
+        }
+    }
+    assert!(wrong.is_empty(), "{}", wrong.join("\n"));
+}
