@@ -1,214 +1,27 @@
-//! Canonical JSON, the files a case leaves behind, and the renaming of created ids and times (`PROTOCOL.md` "Normalisation").
+//! The renaming of created ids and times (`PROTOCOL.md` "Normalisation").
+//!
+//! Normalisation has three parts, one module each: canonical JSON ([`crate::canonical`]),
+//! the files a case leaves behind ([`crate::snapshot`]), and here the renaming of the
+//! tokens an implementation creates. The items of the other two are re-exported here.
 //!
 //! Invariant: two conforming implementations produce byte-identical canonical
 //! output for the same case, whatever their random ids and clocks.
 
 use std::collections::{HashMap, HashSet};
-use std::fs;
-use std::path::Path;
 use std::sync::{Arc, LazyLock};
 
-use crate::json_writer::{self, Layout};
+use crate::json_writer;
+use crate::snapshot::hex;
 use regex::Regex;
-use serde_json::{json, Map, Value};
+use serde_json::{json, Value};
 use session_reference::persist::utf16_len;
 use sha2::{Digest, Sha256};
 
+pub use crate::canonical::{canonical, object, sorted};
+pub use crate::snapshot::{describe_file, snapshot, take_snapshot, MAX_DEPTH};
+
 /// Strings longer than this many UTF-16 units are summarised.
 pub const LONG_STRING: usize = 4096;
-
-/// A JSON object of `entries`, in order. `json!` copies every value it is given
-/// (through the serialiser); this moves them.
-pub fn object<const N: usize>(entries: [(&str, Value); N]) -> Value {
-    Value::Object(
-        entries
-            .into_iter()
-            .map(|(k, v)| (k.to_owned(), v))
-            .collect(),
-    )
-}
-
-/// Renders canonical JSON: keys sorted, 2-space indent, final newline.
-pub fn canonical(value: &Value) -> String {
-    let mut text = String::new();
-    let layout = Layout {
-        pretty: true,
-        sorted_keys: true,
-    };
-    json_writer::write(&mut text, value, layout);
-    text.push('\n');
-    text
-}
-
-/// A copy of `value` with every object's keys sorted (without recursion).
-pub fn sorted(value: &Value) -> Value {
-    let mut copy = crate::compare::deep_clone(value);
-    let mut stack = vec![&mut copy];
-    while let Some(value) = stack.pop() {
-        match value {
-            Value::Object(map) => {
-                map.sort_keys();
-                stack.extend(map.values_mut());
-            }
-            Value::Array(items) => stack.extend(items.iter_mut()),
-            _ => {}
-        }
-    }
-    copy
-}
-
-/// Reads every regular file under `dir` (except the `home/` tree, of which only
-/// `home/.omp/agent/blobs/` is kept) as the protocol describes.
-/// An input file whose bytes did not change is shown as `{"unchanged": true}`.
-/// A symbolic link to a file is read through; one to a folder is not followed.
-/// Folders deeper than [`MAX_DEPTH`] are not read.
-pub fn snapshot(dir: &Path, inputs: &std::collections::BTreeMap<String, Vec<u8>>) -> Value {
-    Walk::run(dir, inputs, false)
-}
-
-/// [`snapshot`], removing every file and folder under `dir` once read: the
-/// folder is left empty. One walk instead of a second one to delete the tree.
-/// A symbolic link is removed, never what it points to (as `remove_dir_all` does);
-/// what is left (folders deeper than [`MAX_DEPTH`]) is for the caller to remove.
-pub fn take_snapshot(dir: &Path, inputs: &std::collections::BTreeMap<String, Vec<u8>>) -> Value {
-    Walk::run(dir, inputs, true)
-}
-
-/// How many folders deep a snapshot reads (the walk is recursive).
-pub const MAX_DEPTH: usize = 256;
-
-/// One walk of a case directory.
-struct Walk<'a> {
-    root: &'a Path,
-    inputs: &'a std::collections::BTreeMap<String, Vec<u8>>,
-    files: Map<String, Value>,
-}
-
-impl<'a> Walk<'a> {
-    /// The files under `root` as an object, by path; with `remove`, emptying `root`.
-    fn run(
-        root: &'a Path,
-        inputs: &'a std::collections::BTreeMap<String, Vec<u8>>,
-        remove: bool,
-    ) -> Value {
-        let mut walk = Walk {
-            root,
-            inputs,
-            files: Map::new(),
-        };
-        walk.folder(root, 0, remove);
-        Value::Object(walk.files)
-    }
-
-    /// Describes the files under `folder`, `depth` folders below the root; with
-    /// `remove`, removes each file, folder and link once read.
-    fn folder(&mut self, folder: &Path, depth: usize, remove: bool) {
-        if depth >= MAX_DEPTH {
-            return;
-        }
-        let Ok(read) = fs::read_dir(folder) else {
-            return;
-        };
-        for item in read.flatten() {
-            let path = item.path();
-            let rel = path
-                .strip_prefix(self.root)
-                .unwrap_or(&path)
-                .to_string_lossy()
-                .replace('\\', "/");
-            let kept = !rel.starts_with("home")
-                || rel.starts_with("home/.omp/agent/blobs")
-                || rel == "home/.omp"
-                || rel == "home/.omp/agent"
-                || rel == "home";
-            // The entry's type comes with the listing; only a symbolic link needs a look at its target.
-            let (is_link, is_dir) = match item.file_type() {
-                Ok(kind) if !kind.is_symlink() => (false, kind.is_dir()),
-                _ => (true, path.is_dir()),
-            };
-            if is_link && is_dir {
-                // Not followed: it could lead out of the directory, or back up it.
-                if remove {
-                    let _ = fs::remove_file(&path);
-                }
-                continue;
-            }
-            if is_dir {
-                // An empty folder describes no file: removing it first saves listing
-                // it (most cases leave `home/` empty).
-                if remove && fs::remove_dir(&path).is_ok() {
-                    continue;
-                }
-                if kept || remove {
-                    self.folder(&path, depth + 1, remove);
-                }
-                if remove {
-                    let _ = fs::remove_dir(&path);
-                }
-                continue;
-            }
-            // SQLite files are compared through the `history` operation's output, not byte for byte.
-            if kept && !is_database(&rel) {
-                if let Ok(bytes) = fs::read(&path) {
-                    let described = if self.inputs.get(&rel) == Some(&bytes) {
-                        json!({ "unchanged": true })
-                    } else {
-                        describe_file(&rel, &bytes)
-                    };
-                    self.files.insert(rel, described);
-                }
-            }
-            if remove {
-                let _ = fs::remove_file(&path);
-            }
-        }
-    }
-}
-
-/// SQLite files (`*.db` and its `-wal`, `-shm`, `-journal` companions): not snapshotted.
-fn is_database(name: &str) -> bool {
-    [".db", ".db-wal", ".db-shm", ".db-journal"]
-        .iter()
-        .any(|suffix| name.ends_with(suffix))
-}
-
-/// A `.jsonl` file as its lines, a terminal breadcrumb (`terminal-sessions/…`) as its text,
-/// anything else as size and hash.
-pub fn describe_file(name: &str, bytes: &[u8]) -> Value {
-    if name.contains("terminal-sessions/") {
-        return json!({ "text": String::from_utf8_lossy(bytes) });
-    }
-    if !Path::new(name)
-        .extension()
-        .is_some_and(|e| e.eq_ignore_ascii_case("jsonl"))
-    {
-        return json!({"bytes": bytes.len(), "sha256": hex(&Sha256::digest(bytes))});
-    }
-    // Valid UTF-8 (the usual case) is checked by the faster strict test.
-    let text = match std::str::from_utf8(bytes) {
-        Ok(text) => std::borrow::Cow::Borrowed(text),
-        Err(_) => String::from_utf8_lossy(bytes),
-    };
-    let mut lines = Vec::new();
-    let body = match text.strip_prefix('\u{feff}') {
-        Some(rest) => {
-            lines.push(json!({"$bom": true}));
-            rest
-        }
-        None => &text,
-    };
-    let mut parts: Vec<&str> = body.split('\n').collect();
-    if parts.last() == Some(&"") {
-        parts.pop();
-    }
-    for line in parts {
-        lines.push(
-            session_reference::raw::parse_value(line)
-                .unwrap_or_else(|_| json!({"$unparsed": line})),
-        );
-    }
-    object([("lines", Value::Array(lines))])
-}
 
 /// The created-token patterns, by kind: ids and session ids (hex), file-name times, ISO times.
 static PATTERNS: LazyLock<[(&str, Regex); 3]> = LazyLock::new(|| {
@@ -698,14 +511,6 @@ fn standalone(text: &str, start: usize, end: usize) -> bool {
     !before.is_some_and(char::is_alphanumeric) && !after.is_some_and(char::is_alphanumeric)
 }
 
-fn hex(bytes: &[u8]) -> String {
-    use std::fmt::Write;
-    bytes.iter().fold(String::new(), |mut s, b| {
-        let _ = write!(s, "{b:02x}");
-        s
-    })
-}
-
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -802,48 +607,6 @@ mod tests {
         }
     }
 
-    /// Taking a snapshot describes what `snapshot` describes, skipped files and
-    /// folders included in the removal, and leaves the case directory empty.
-    #[test]
-    fn taking_a_snapshot_reads_then_empties_the_directory() {
-        let dir = tempfile::tempdir().unwrap();
-        let files = [
-            ("session.jsonl", "{\"type\":\"session\"}\n"),
-            ("kept.jsonl", "{}\n"),
-            ("sessions/--proj--/a.jsonl", "{\"a\":1}\n"),
-            ("home/.omp/agent/blobs/abc", "bytes"),
-            ("home/.omp/agent/other/skipped.txt", "not shown"),
-            ("history.db", "sqlite"),
-        ];
-        for (name, text) in files {
-            let path = dir.path().join(name);
-            fs::create_dir_all(path.parent().unwrap()).unwrap();
-            fs::write(path, text).unwrap();
-        }
-        fs::create_dir_all(dir.path().join("empty/inner")).unwrap();
-        // A link out of the directory, and one back up to it (a loop).
-        let outside = tempfile::tempdir().unwrap();
-        fs::write(outside.path().join("theirs.txt"), "keep me").unwrap();
-        #[cfg(unix)]
-        {
-            std::os::unix::fs::symlink(outside.path(), dir.path().join("out")).unwrap();
-            std::os::unix::fs::symlink(dir.path(), dir.path().join("empty/up")).unwrap();
-        }
-        let inputs = [("kept.jsonl".to_owned(), b"{}\n".to_vec())].into();
-        let read = snapshot(dir.path(), &inputs);
-        assert_eq!(read.as_object().unwrap().len(), 4, "{read}");
-        assert_eq!(read["kept.jsonl"], json!({"unchanged": true}));
-        #[cfg(unix)]
-        assert!(
-            read.get("out/theirs.txt").is_none(),
-            "links to folders are not followed"
-        );
-        assert_eq!(take_snapshot(dir.path(), &inputs), read);
-        assert_eq!(fs::read_dir(dir.path()).unwrap().count(), 0);
-        let theirs = fs::read_to_string(outside.path().join("theirs.txt")).unwrap();
-        assert_eq!(theirs, "keep me", "what a link points to is left alone");
-    }
-
     #[test]
     fn created_tokens_are_renamed_in_order_and_known_ones_kept() {
         let mut n = Normalizer::new("/tmp/x", ["\"a1b2c3d4\" 2025-01-01T00:00:00.000Z"]);
@@ -894,17 +657,6 @@ mod tests {
     }
 
     #[test]
-    fn value_equality_ignores_key_order_as_canonical_text_does() {
-        let (a, b) = (
-            json!({"a": 1, "b": [{"c": 2, "d": 3}]}),
-            json!({"b": [{"d": 3, "c": 2}], "a": 1}),
-        );
-        assert_eq!(a, b);
-        assert_eq!(canonical(&a), canonical(&b));
-        assert_ne!(json!({"a": 1}), json!({"a": 1.0}));
-    }
-
-    #[test]
     fn times_are_written_in_ascii_digits() {
         // PROTOCOL.md's `YYYY-MM-DDTHH:MM:SS(.sss)Z`: other digits make no time, whatever
         // else the string holds (an id here).
@@ -934,31 +686,5 @@ mod tests {
             assert_eq!(utf16_tail(&s, 64), String::from_utf16_lossy(&tail));
         }
         assert_eq!(utf16_tail("a😀", 1), "\u{fffd}");
-    }
-
-    #[test]
-    fn canonical_is_the_sorted_copy_rendered() {
-        let value = json!({"z": [{"b": 1, "a": {}}, []], "a": null, "m": {"y": "\u{1}", "x": 1.5}});
-        let mut text = serde_json::to_string_pretty(&sorted(&value)).unwrap();
-        text.push('\n');
-        assert_eq!(canonical(&value), text);
-    }
-
-    #[test]
-    fn canonical_sorts_keys_and_ends_with_newline() {
-        assert_eq!(
-            canonical(&json!({"b":1,"a":{"d":2,"c":3}})),
-            "{\n  \"a\": {\n    \"c\": 3,\n    \"d\": 2\n  },\n  \"b\": 1\n}\n"
-        );
-    }
-
-    #[test]
-    fn jsonl_files_are_described_by_lines() {
-        let described = describe_file("s.jsonl", "\u{feff}{\"a\":1}\ntorn{\n".as_bytes());
-        assert_eq!(
-            described,
-            json!({"lines": [{"$bom": true}, {"a": 1}, {"$unparsed": "torn{"}]})
-        );
-        assert_eq!(describe_file("b", b"xyz")["bytes"], 3);
     }
 }
