@@ -306,6 +306,29 @@ mod tests {
         assert!(text(&runs, false).ends_with("1 passed, 3 failed, 1 skipped\n"));
     }
 
+    /// A failed case's record carries the normalised outputs as values beside its diff;
+    /// a changed divergence is named in the text report and does not fail the run.
+    #[test]
+    fn records_carry_both_outputs_and_changed_divergences_are_shown() {
+        let mut runs = [run(&[Status::Fail, Status::DivergentChanged])];
+        runs[0].results[0].expected = Some("{\n  \"a\": [\n    1\n  ]\n}\n".into());
+        runs[0].results[0].actual = Some("{\n  \"a\": 2\n}\n".into());
+        runs[0].results[0].signature = Some("/a: [1] -> 2".into());
+        let lines = json_lines(&runs, "h");
+        let record: serde_json::Value = lines
+            .lines()
+            .nth(1)
+            .and_then(|l| serde_json::from_str(l).ok())
+            .expect("a case record");
+        assert_eq!(record["expected"], json!({"a": [1]}));
+        assert_eq!(record["actual"], json!({"a": 2}));
+        assert_eq!(record["signature"], "/a: [1] -> 2");
+        let text = text(&runs, false);
+        assert!(text.contains("DIVERGENT (CHANGED) 0001"), "{text}");
+        assert!(text.contains("1 divergent (changed)"), "{text}");
+        assert!(text.ends_with("0 passed, 1 failed, 0 skipped\n"), "{text}");
+    }
+
     #[test]
     fn junit_escapes_and_counts() {
         let xml = junit(&[run(&[Status::Pass, Status::Fail])]);

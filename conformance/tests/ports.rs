@@ -331,13 +331,16 @@ fn nested(depth: usize) -> Value {
     value
 }
 
-/// A response nested 100,000 deep fails its case; the run goes on to the next.
+/// A response nested 100,000 deep, and a file left with a line as deep, fail their
+/// case; the run goes on to the next.
 #[test]
 fn a_response_nested_100_000_deep_fails_only_its_case() {
-    fn deep(_: &Request, response: &mut Response) {
+    fn deep(request: &Request, response: &mut Response) {
         if let Some(ok) = response.ok.replace(nested(100_000)) {
             dispose(ok);
         }
+        let line = format!("{}0{}\n", "[".repeat(100_000), "]".repeat(100_000));
+        let _ = fs::write(Path::new(&request.dir).join("deep.jsonl"), line);
     }
     let results = run_all(
         deep,
@@ -349,10 +352,9 @@ fn a_response_nested_100_000_deep_fails_only_its_case() {
     for (_, result) in &results {
         assert_eq!(result.status, Status::Fail, "{}", result.name);
         assert!(result.diff.is_some());
-        assert!(result
-            .pointer
-            .as_deref()
-            .is_some_and(|p| p.starts_with("/response/ok/")));
+        // The first difference in canonical order: `files` before `response`.
+        assert_eq!(result.pointer.as_deref(), Some("/files/deep.jsonl"));
+        assert!(result.signature.is_some());
     }
 }
 
