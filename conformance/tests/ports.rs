@@ -470,3 +470,45 @@ fn tags_follow_from_inputs_and_goldens() {
     }
     assert!(wrong.is_empty(), "{}", wrong.join("\n"));
 }
+
+/// A missing entry shows as one removed block: created ids are aligned with the golden's
+/// before the diff, so no later `<id:N>` is renumbered.
+#[test]
+fn a_missing_entry_is_one_removed_block() {
+    fn drop_second_entry(_: &Request, response: &mut Response) {
+        let entries = response
+            .ok
+            .as_mut()
+            .and_then(|ok| ok.get_mut("entries"))
+            .and_then(Value::as_array_mut);
+        if let Some(entries) = entries.filter(|e| e.len() >= 3) {
+            entries.remove(1);
+        }
+    }
+    let results = run_all(
+        drop_second_entry,
+        |_| {},
+        &Divergences::new(),
+        Some("migrate/v1-*"),
+    );
+    let failed: Vec<_> = results
+        .iter()
+        .filter(|(_, r)| r.status == Status::Fail)
+        .collect();
+    assert!(failed.len() > 5, "{} failed", failed.len());
+    for (profile, result) in failed {
+        let diff = result.diff.as_deref().unwrap_or_default();
+        let body: Vec<&str> = diff.lines().skip(2).collect();
+        let added = body.iter().filter(|l| l.starts_with('+')).count();
+        let removed: Vec<usize> = (0..body.len())
+            .filter(|&i| body[i].starts_with('-'))
+            .collect();
+        let contiguous = removed.windows(2).all(|w| w[1] == w[0] + 1);
+        assert!(
+            added == 0 && !removed.is_empty() && contiguous,
+            "{} {} ({profile}):\n{diff}",
+            result.id,
+            result.name
+        );
+    }
+}
