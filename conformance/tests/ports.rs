@@ -512,3 +512,39 @@ fn a_missing_entry_is_one_removed_block() {
         );
     }
 }
+
+/// A port that writes an entry type of its own (a durable `leaf` line after its writes)
+/// declares it once: `entry-type:leaf`. Its cases are then `divergent`, not failed;
+/// without the line they fail.
+#[test]
+fn an_extra_entry_type_is_declared_once() {
+    fn leaf_lines(request: &Request, _: &mut Response) {
+        let sessions = Path::new(&request.dir).join("sessions");
+        let mut stack = vec![sessions];
+        while let Some(folder) = stack.pop() {
+            for item in fs::read_dir(&folder).into_iter().flatten().flatten() {
+                let path = item.path();
+                if item.file_type().is_ok_and(|t| t.is_dir()) {
+                    stack.push(path);
+                } else if path.extension().is_some_and(|e| e == "jsonl") {
+                    let mut text = fs::read_to_string(&path).unwrap_or_default();
+                    text.push_str("{\"type\":\"leaf\",\"id\":\"0123abcd\",\"parentId\":null}\n");
+                    let _ = fs::write(&path, text);
+                }
+            }
+        }
+    }
+    let filter = Some("apply/new-session-deferred-write-*");
+    let declared = divergences::parse(
+        "entry-type:leaf writes a durable leaf line\n",
+        Path::new("l"),
+    )
+    .expect("parses");
+    let results = run_all(leaf_lines, |_| {}, &declared, filter);
+    assert!(!results.is_empty());
+    for (_, r) in &results {
+        assert_eq!(r.status, Status::Divergent, "{} {:?}", r.name, r.notes);
+    }
+    let results = run_all(leaf_lines, |_| {}, &Divergences::new(), filter);
+    assert!(results.iter().all(|(_, r)| r.status == Status::Fail));
+}
