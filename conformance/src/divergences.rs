@@ -13,7 +13,9 @@
 //! - `NNNN`: one case, by id. What follows ` ## ` is the divergence's signature, written
 //!   by `run --write-divergences`: the first difference (`POINTER: EXPECTED -> ACTUAL`),
 //!   `error KIND`, or the status (`crash`, `timeout`, `protocol-error`). When the case
-//!   differs in another way, it is reported `divergent-changed`.
+//!   differs in another way, it is reported `divergent-changed`. A signature of `*` is
+//!   never checked nor rewritten: for a case whose difference depends on the run
+//!   (directory order, random names).
 //! - `GROUP/NAME` glob (`migrate/*`, `*/torn-*`): every case whose `group/name` matches.
 //! - `tag:TAG` (a glob too: `legacy-*`): every case carrying the tag (`corpus/README.md`).
 //! - `entry-type:TYPE`: written files may hold lines of this `type` the golden does not
@@ -149,6 +151,9 @@ impl fmt::Display for DivergenceError {
 
 impl std::error::Error for DivergenceError {}
 
+/// The signature that matches any: the case's difference depends on the run.
+pub const ANY_SIGNATURE: &str = "*";
+
 /// The separator between a reason and a signature.
 pub const SIGNATURE_MARK: &str = " ## ";
 
@@ -227,6 +232,16 @@ pub fn parse(text: &str, path: &Path) -> Result<Divergences, DivergenceError> {
     Ok(out)
 }
 
+impl Known {
+    /// Whether the case's signature now, `now`, is not the recorded one.
+    pub fn changed(&self, now: Option<&str>) -> bool {
+        match self.signature.as_deref() {
+            None | Some(ANY_SIGNATURE) => false,
+            Some(recorded) => Some(recorded) != now,
+        }
+    }
+}
+
 impl Divergences {
     /// An empty list.
     pub fn new() -> Divergences {
@@ -290,6 +305,7 @@ pub fn rewrite(text: &str, signatures: &BTreeMap<String, Option<String>>) -> (St
                 changed.removed.push(selector.to_owned());
                 continue;
             }
+            Some(Some(_)) if old == Some(ANY_SIGNATURE) => out.push_str(line),
             Some(Some(signature)) => {
                 if old != Some(signature.as_str()) {
                     changed.signed.push(selector.to_owned());
@@ -376,14 +392,22 @@ mod tests {
 
     #[test]
     fn rewriting_signs_lines_and_drops_passes() {
-        let text = "# keep\n0001 a\n0002 b ## old\n0003 c\nmigrate/* d\n";
+        let text = "# keep\n0001 a\n0002 b ## old\n0003 c\nmigrate/* d\n0004 flaky ## *\n";
         let signatures = [
             ("0001".to_owned(), Some("/x: 1 -> 2".to_owned())),
             ("0002".to_owned(), None),
+            ("0004".to_owned(), Some("/y: 1 -> 2".to_owned())),
         ]
         .into();
         let (out, changed) = rewrite(text, &signatures);
-        assert_eq!(out, "# keep\n0001 a ## /x: 1 -> 2\n0003 c\nmigrate/* d\n");
+        assert_eq!(
+            out,
+            "# keep\n0001 a ## /x: 1 -> 2\n0003 c\nmigrate/* d\n0004 flaky ## *\n"
+        );
+        let list = parse(&out, Path::new("d")).expect("parses");
+        assert!(!list.by_id["0004"].changed(Some("/z: 3 -> 4")));
+        assert!(list.by_id["0001"].changed(Some("/z: 3 -> 4")));
+        assert!(!list.by_id["0001"].changed(Some("/x: 1 -> 2")));
         assert_eq!(changed.signed, ["0001"]);
         assert_eq!(changed.removed, ["0002"]);
         let again = parse(&out, Path::new("d")).expect("parses");

@@ -528,16 +528,15 @@ fn apply_divergence(
             result.status = match result.status {
                 Status::Pass if left_out.is_empty() => Status::UnexpectedPass,
                 Status::Skipped => Status::Skipped,
-                _ => match (&known.signature, &result.signature) {
-                    (Some(recorded), now) if Some(recorded) != now.as_ref() => {
-                        result.notes.push(format!(
-                            "recorded signature: {recorded}; now: {}",
-                            now.as_deref().unwrap_or("(passes)")
-                        ));
-                        Status::DivergentChanged
-                    }
-                    _ => Status::Divergent,
-                },
+                _ if known.changed(result.signature.as_deref()) => {
+                    result.notes.push(format!(
+                        "recorded signature: {}; now: {}",
+                        known.signature.as_deref().unwrap_or_default(),
+                        result.signature.as_deref().unwrap_or("(passes)")
+                    ));
+                    Status::DivergentChanged
+                }
+                _ => Status::Divergent,
             };
             result
                 .notes

@@ -548,3 +548,34 @@ fn an_extra_entry_type_is_declared_once() {
     let results = run_all(leaf_lines, |_| {}, &Divergences::new(), filter);
     assert!(results.iter().all(|(_, r)| r.status == Status::Fail));
 }
+
+/// `corpus check` refuses a tag the corpus README does not list, and unsorted tags.
+#[test]
+fn corpus_check_refuses_unknown_and_unsorted_tags() {
+    let dir = tempfile::tempdir().expect("temp dir");
+    let case_dir = dir.path().join("parse/crlf-line-endings");
+    let source = corpus_dir().join("parse/crlf-line-endings");
+    fs::create_dir_all(case_dir.join("input")).expect("made");
+    for name in ["expected.json", "input/session.jsonl"] {
+        fs::copy(source.join(name), case_dir.join(name)).expect("copied");
+    }
+    let mut case: Value =
+        serde_json::from_str(&fs::read_to_string(source.join("case.json")).expect("read"))
+            .expect("JSON");
+    case["tags"] = serde_json::json!(["torn-line", "legacy-v9", "bad-header"]);
+    fs::write(case_dir.join("case.json"), case.to_string()).expect("written");
+    let problems: Vec<String> = corpus::check(dir.path())
+        .iter()
+        .map(ToString::to_string)
+        .collect();
+    assert!(
+        problems
+            .iter()
+            .any(|p| p.contains("unknown tag \"legacy-v9\"")),
+        "{problems:?}"
+    );
+    assert!(
+        problems.iter().any(|p| p.contains("not sorted")),
+        "{problems:?}"
+    );
+}
