@@ -56,8 +56,8 @@ pub struct CaseFile {
 
 /// The tags a case may carry (`corpus/README.md` "Tags"), with what each means.
 pub const TAGS: [(&str, &str); 8] = [
-    ("legacy-v1", "an input session file is version 1 (no `version`, or 1): migrated on load"),
-    ("legacy-v2", "an input session file is version 2: migrated on load"),
+    ("legacy-v1", "an input session file is version 1 (`version ?? 1` read as a number is below 2): migrated on load"),
+    ("legacy-v2", "an input session file is version 2 (read as a number, from 2 to below 3): migrated on load"),
     ("torn-line", "an input session file ends in a line that is not complete JSON"),
     ("bad-line", "an input session file has a line that is not JSON, or not an object, before its last"),
     ("bad-header", "an input session file has no valid header: empty, or its first value is not a session header"),
