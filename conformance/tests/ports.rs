@@ -416,7 +416,10 @@ fn tags_follow_from_inputs_and_goldens() {
     for case in &cases {
         let mut derived = Vec::new();
         for (name, bytes) in &case.inputs {
-            if !name.ends_with(".jsonl") {
+            if !Path::new(name)
+                .extension()
+                .is_some_and(|e| e.eq_ignore_ascii_case("jsonl"))
+            {
                 continue;
             }
             let text = String::from_utf8_lossy(bytes);
