@@ -280,6 +280,10 @@ impl Adapter for ProcessAdapter {
         let Some(running) = self.running.as_mut() else {
             return Err(Failure::Crash("not running".into()));
         };
+        // A crash note holds this case's stderr only, not an earlier case's.
+        if let Ok(mut stderr) = running.stderr.lock() {
+            stderr.clear();
+        }
         let line = request_line(request);
         let started = Instant::now();
         let result = send(running, line, timeout)

@@ -49,7 +49,22 @@ pub struct CaseFile {
     /// directory before the request (files that must hold absolute paths, e.g. breadcrumbs).
     #[serde(default, skip_serializing_if = "Vec::is_empty")]
     pub dir_inputs: Vec<String>,
+    /// Categories the case belongs to ([`TAGS`]), which expected-divergence lists can name.
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub tags: Vec<String>,
 }
+
+/// The tags a case may carry (`corpus/README.md` "Tags"), with what each means.
+pub const TAGS: [(&str, &str); 8] = [
+    ("legacy-v1", "an input session file is version 1 (`version ?? 1` read as a number is below 2): migrated on load"),
+    ("legacy-v2", "an input session file is version 2 (read as a number, from 2 to below 3): migrated on load"),
+    ("torn-line", "an input session file ends in a line that is not complete JSON"),
+    ("bad-line", "an input session file has a line that is not JSON, or not an object, before its last"),
+    ("bad-header", "an input session file has no valid header: empty, or its first value is not a session header"),
+    ("file-naming", "the golden names a file the implementation creates (`<ftime>_<session:N>.jsonl`)"),
+    ("missing-file", "the operation names a session file that does not exist"),
+    ("cycle", "an input session file's parent links form a cycle"),
+];
 
 /// A data-safety check.
 #[derive(Debug, Clone, Serialize, Deserialize, PartialEq, schemars::JsonSchema)]
@@ -296,6 +311,7 @@ pub fn load_case(dir: &Path) -> Result<Case, CorpusError> {
                     // An operation every adapter supports, so that every run reports it.
                     op: "load".into(),
                     args: Value::Null,
+                    tags: Vec::new(),
                     safety: Vec::new(),
                     mtimes: BTreeMap::new(),
                     dir_inputs: Vec::new(),
@@ -638,6 +654,16 @@ pub fn check(root: &Path) -> Vec<CorpusError> {
         }
         if case.file.profiles.is_empty() {
             problems.push(at("no profiles".into()));
+        }
+        for tag in &case.file.tags {
+            if !TAGS.iter().any(|(known, _)| known == tag) {
+                problems.push(at(format!(
+                    "unknown tag {tag:?} (corpus/README.md lists the tags)"
+                )));
+            }
+        }
+        if !case.file.tags.windows(2).all(|w| w[0] < w[1]) {
+            problems.push(at("tags are not sorted and distinct".into()));
         }
         for file in &case.file.dir_inputs {
             if !case.inputs.contains_key(file) {

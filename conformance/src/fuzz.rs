@@ -106,6 +106,7 @@ fn make_case(
         safety: Vec::new(),
         mtimes: BTreeMap::new(),
         dir_inputs: Vec::new(),
+        tags: Vec::new(),
     };
     let mut inputs = BTreeMap::new();
     if n % 2 == 1 {

@@ -82,7 +82,8 @@ impl Harness {
         Ok(self)
     }
 
-    /// Known divergences (case id → reason).
+    /// Known divergences: cases by id (with their signatures), globs, tags and extra
+    /// entry types, each with its reason ([`crate::divergences`]).
     #[must_use]
     pub fn ignore(mut self, divergences: Divergences) -> Harness {
         self.divergences = divergences;

@@ -35,18 +35,76 @@ impl Layout {
     };
 }
 
-/// Appends the JSON text of `value` to `out`.
+/// Appends the JSON text of `value` to `out`. The walk keeps its own stack, so a
+/// value nested 100,000 deep is written like any other (no recursion on depth).
+/// Pretty text indents by two spaces a level up to [`MAX_INDENT`] levels; deeper
+/// levels keep that indent, so the text stays linear in the value's size.
 pub fn write(out: &mut String, value: &Value, layout: Layout) {
-    Writer { out, layout }.value(value, 0);
+    Writer { out, layout }.value(value);
 }
+
+/// The deepest level whose indent grows (pretty text): deeper levels are indented
+/// as this one. No golden comes near it (the deepest is about 200 levels).
+pub const MAX_INDENT: usize = 1000;
 
 struct Writer<'a> {
     out: &'a mut String,
     layout: Layout,
 }
 
+/// An open array or object: the members still to write, and its depth.
+enum Open<'v> {
+    Array(std::slice::Iter<'v, Value>, usize, usize),
+    Object(std::vec::IntoIter<(&'v String, &'v Value)>, usize, usize),
+}
+
 impl Writer<'_> {
-    fn value(&mut self, value: &Value, depth: usize) {
+    fn value(&mut self, root: &Value) {
+        let mut open: Vec<Open<'_>> = Vec::new();
+        let mut next = Some((root, 0usize));
+        loop {
+            if let Some((value, depth)) = next.take() {
+                if let Some(opened) = self.scalar_or_open(value, depth) {
+                    open.push(opened);
+                }
+            }
+            let Some(top) = open.last_mut() else {
+                return;
+            };
+            match top {
+                Open::Array(items, index, depth) => {
+                    if let Some(item) = items.next() {
+                        let (i, d) = (*index, *depth);
+                        *index += 1;
+                        self.separator(i, d + 1);
+                        next = Some((item, d + 1));
+                    } else {
+                        let (had, d) = (*index > 0, *depth);
+                        open.pop();
+                        self.close(had, d, ']');
+                    }
+                }
+                Open::Object(members, index, depth) => {
+                    if let Some((key, item)) = members.next() {
+                        let (i, d) = (*index, *depth);
+                        *index += 1;
+                        self.separator(i, d + 1);
+                        write_str(self.out, key);
+                        self.out
+                            .push_str(if self.layout.pretty { ": " } else { ":" });
+                        next = Some((item, d + 1));
+                    } else {
+                        let (had, d) = (*index > 0, *depth);
+                        open.pop();
+                        self.close(had, d, '}');
+                    }
+                }
+            }
+        }
+    }
+
+    /// Writes a scalar, or opens an array or object and returns it.
+    fn scalar_or_open<'v>(&mut self, value: &'v Value, depth: usize) -> Option<Open<'v>> {
         match value {
             Value::Null => self.out.push_str("null"),
             Value::Bool(b) => self.out.push_str(if *b { "true" } else { "false" }),
@@ -58,39 +116,18 @@ impl Writer<'_> {
             Value::String(s) => write_str(self.out, s),
             Value::Array(items) => {
                 self.out.push('[');
-                for (i, item) in items.iter().enumerate() {
-                    self.separator(i, depth + 1);
-                    self.value(item, depth + 1);
-                }
-                self.close(!items.is_empty(), depth, ']');
+                return Some(Open::Array(items.iter(), 0, depth));
             }
             Value::Object(map) => {
                 self.out.push('{');
+                let mut entries: Vec<(&String, &Value)> = map.iter().collect();
                 if self.layout.sorted_keys {
-                    let mut entries: Vec<(&String, &Value)> = map.iter().collect();
                     entries.sort_unstable_by(|a, b| a.0.cmp(b.0));
-                    self.members(entries.into_iter(), depth + 1);
-                } else {
-                    self.members(map.iter(), depth + 1);
                 }
-                self.close(!map.is_empty(), depth, '}');
+                return Some(Open::Object(entries.into_iter(), 0, depth));
             }
         }
-    }
-
-    /// An object's members, at `depth`.
-    fn members<'v>(
-        &mut self,
-        entries: impl Iterator<Item = (&'v String, &'v Value)>,
-        depth: usize,
-    ) {
-        for (i, (key, item)) in entries.enumerate() {
-            self.separator(i, depth);
-            write_str(self.out, key);
-            self.out
-                .push_str(if self.layout.pretty { ": " } else { ":" });
-            self.value(item, depth);
-        }
+        None
     }
 
     /// What comes before the `index`th member of an array or object at `depth`.
@@ -114,7 +151,7 @@ impl Writer<'_> {
     }
 
     fn indent(&mut self, depth: usize) {
-        for _ in 0..depth {
+        for _ in 0..depth.min(MAX_INDENT) {
             self.out.push_str("  ");
         }
     }
@@ -249,6 +286,28 @@ mod tests {
             write(&mut pretty, value, layout);
             assert_eq!(pretty, serde_json::to_string_pretty(value).unwrap());
         }
+    }
+
+    /// A value nested far deeper than any stack could recurse is written, in the
+    /// text `serde_json` would write for it (bar the indent past [`MAX_INDENT`]).
+    #[test]
+    fn deep_values_are_written_without_recursion() {
+        let depth = 100_000;
+        let mut value = json!(1);
+        for _ in 0..depth {
+            value = Value::Array(vec![value]);
+        }
+        let text = compact(&value);
+        let mut pretty = String::new();
+        let layout = Layout {
+            pretty: true,
+            sorted_keys: true,
+        };
+        write(&mut pretty, &value, layout);
+        // Dropped first: a failed assertion would drop it by recursion.
+        crate::compare::dispose(value);
+        assert_eq!(text, format!("{}1{}", "[".repeat(depth), "]".repeat(depth)));
+        assert_eq!(pretty.lines().count(), 2 * depth + 1);
     }
 
     #[test]

@@ -5,13 +5,16 @@
 //! executable, and a runner that diffs outputs against the goldens.
 //!
 //! Modules in reading order: [`protocol`] (the messages), [`corpus`] (cases on
-//! disk), [`normalize`] (canonical JSON and renaming of created ids and times),
+//! disk), [`canonical`] (canonical JSON), [`snapshot`] (the files a case leaves),
+//! [`normalize`] (renaming of created ids and times), [`compare`] (values, not
+//! spellings; the first difference; aligned ids), [`divergences`] (expected-divergence
+//! lists: ids, globs, tags, entry types, signatures),
 //! [`execute`] (the reference as an adapter), [`adapter`] (processes),
 //! [`runner`] (one case), [`harness`] (a whole run, bless), [`report`] (outputs),
 //! [`inspect`] (the `load`/`context`/`tree` commands), [`sessions`] (the `sessions` command over a real store), [`schema`] (JSON Schemas), [`fuzz`] (generated cases, differential testing).
 //!
 //! ```
-//! use session_conformance::normalize::canonical;
+//! use session_conformance::canonical::canonical;
 //! assert_eq!(canonical(&serde_json::json!({"b": 1, "a": 2})), "{\n  \"a\": 2,\n  \"b\": 1\n}\n");
 //! ```
 #![deny(missing_docs)]
@@ -20,7 +23,10 @@ pub mod adapter;
 pub mod affinity;
 pub mod allocator;
 pub mod answers;
+pub mod canonical;
+pub mod compare;
 pub mod corpus;
+pub mod divergences;
 pub mod execute;
 pub mod fuzz;
 pub mod guard;
@@ -36,4 +42,5 @@ pub mod runner;
 pub mod schema;
 pub mod schema_diff;
 pub mod sessions;
+pub mod snapshot;
 pub mod validate;

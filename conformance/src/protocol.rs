@@ -54,7 +54,9 @@ pub struct Hello {
     pub profile: String,
     /// Operations it supports.
     pub operations: Vec<String>,
-    /// Optional extras (`diagnostics`).
+    /// Optional extras: `diagnostics` (`load` reports `diagnostics` and `migrated`),
+    /// `own-file-names` (created file names are not part of the contract: files are
+    /// matched by content and role).
     #[serde(default)]
     pub capabilities: Vec<String>,
 }
@@ -208,7 +210,8 @@ pub struct Response {
 /// An error reported by an adapter: compared by `kind` only.
 #[derive(Debug, Clone, Serialize, Deserialize, PartialEq, Eq, schemars::JsonSchema)]
 pub struct ErrorObject {
-    /// One of `not_found`, `invalid_header`, `invalid_source`, `persistence`, `exception`.
+    /// One of `not_found`, `invalid_header`, `invalid_source`, `persistence`,
+    /// `missing_file`, `invalid_line`, `exception`.
     pub kind: String,
     /// For people.
     #[serde(default)]

@@ -4,6 +4,7 @@ use std::collections::BTreeMap;
 use std::fmt::Write as _;
 
 use serde_json::json;
+use serde_json::value::RawValue;
 
 use crate::protocol::Hello;
 use crate::runner::{CaseResult, Status};
@@ -66,8 +67,16 @@ pub fn text(runs: &[ProfileRun], color: bool) -> String {
             run.results.len(),
             run.profile
         );
-        for r in run.results.iter().filter(|r| r.status.is_failure()) {
-            let status = paint("31;1", &r.status.name().to_uppercase());
+        for r in run
+            .results
+            .iter()
+            .filter(|r| r.status.is_failure() || r.status == Status::DivergentChanged)
+        {
+            let status = if r.status == Status::DivergentChanged {
+                paint("33;1", "DIVERGENT (CHANGED)")
+            } else {
+                paint("31;1", &r.status.name().to_uppercase())
+            };
             let at = r
                 .pointer
                 .as_deref()
@@ -91,6 +100,7 @@ pub fn text(runs: &[ProfileRun], color: bool) -> String {
         let c = counts(&run.results);
         let extra: Vec<String> = [
             Status::Divergent,
+            Status::DivergentChanged,
             Status::Unsafe,
             Status::UnexpectedPass,
             Status::Timeout,
@@ -98,7 +108,7 @@ pub fn text(runs: &[ProfileRun], color: bool) -> String {
             Status::ProtocolError,
         ]
         .iter()
-        .filter_map(|s| c.get(s).map(|n| format!("{n} {}", s.name())))
+        .filter_map(|s| c.get(s).map(|n| format!("{n} {}", shown(*s))))
         .collect();
         if !extra.is_empty() {
             let _ = writeln!(out, "{}: {}", run.profile, extra.join(", "));
@@ -108,6 +118,42 @@ pub fn text(runs: &[ProfileRun], color: bool) -> String {
     out
 }
 
+/// A status as the text report names it in its counts.
+fn shown(status: Status) -> &'static str {
+    match status {
+        Status::DivergentChanged => "divergent (changed)",
+        other => other.name(),
+    }
+}
+
+/// One case's JSON record. `expected` and `actual` are the normalised outputs as
+/// compared (a failed case's; `null` otherwise), written from their canonical text as
+/// it is (a value nested deeper than serde's writer could recurse is still written).
+#[derive(serde::Serialize)]
+struct CaseRecord<'a> {
+    #[serde(rename = "type")]
+    kind: &'a str,
+    profile: &'a str,
+    id: &'a str,
+    name: &'a str,
+    status: &'a str,
+    pointer: Option<&'a str>,
+    signature: Option<&'a str>,
+    notes: &'a [String],
+    diff: Option<&'a str>,
+    expected: Option<Box<RawValue>>,
+    actual: Option<Box<RawValue>>,
+    ms: f64,
+}
+
+/// JSON text as a raw value (compact), or `None` when it is not JSON.
+fn raw(text: Option<&str>) -> Option<Box<RawValue>> {
+    let text = text?;
+    // Canonical text is pretty; a record is one line. Strings never hold a raw newline.
+    let line: String = text.lines().map(str::trim_start).collect();
+    RawValue::from_string(line).ok()
+}
+
 /// JSON Lines: header, cases, summary.
 pub fn json_lines(runs: &[ProfileRun], corpus_hash: &str) -> String {
     let mut out = String::new();
@@ -115,8 +161,30 @@ pub fn json_lines(runs: &[ProfileRun], corpus_hash: &str) -> String {
         let header = json!({"type": "header", "tool": "session-conformance", "version": env!("CARGO_PKG_VERSION"), "corpusHash": corpus_hash, "profile": run.profile, "adapter": run.hello});
         let _ = writeln!(out, "{header}");
         for r in &run.results {
-            let record = json!({"type": "case", "profile": run.profile, "id": r.id, "name": r.name, "status": r.status.name(), "pointer": r.pointer, "notes": r.notes, "diff": r.diff, "ms": r.elapsed.as_secs_f64() * 1000.0});
-            let _ = writeln!(out, "{record}");
+            let failed = r.expected.is_some();
+            let record = CaseRecord {
+                kind: "case",
+                profile: &run.profile,
+                id: &r.id,
+                name: &r.name,
+                status: r.status.name(),
+                pointer: r.pointer.as_deref(),
+                signature: r.signature.as_deref(),
+                notes: &r.notes,
+                diff: r.diff.as_deref(),
+                expected: raw(r.expected.as_deref()),
+                actual: if failed {
+                    raw(r.actual.as_deref())
+                } else {
+                    None
+                },
+                ms: r.elapsed.as_secs_f64() * 1000.0,
+            };
+            let _ = writeln!(
+                out,
+                "{}",
+                serde_json::to_string(&record).unwrap_or_default()
+            );
         }
         let c: BTreeMap<&str, usize> = counts(&run.results)
             .into_iter()
@@ -140,7 +208,8 @@ pub fn junit(runs: &[ProfileRun]) -> String {
         let c = counts(&run.results);
         let failures: usize = run.results.iter().filter(|r| r.status.is_failure()).count();
         let skipped = c.get(&Status::Skipped).copied().unwrap_or(0)
-            + c.get(&Status::Divergent).copied().unwrap_or(0);
+            + c.get(&Status::Divergent).copied().unwrap_or(0)
+            + c.get(&Status::DivergentChanged).copied().unwrap_or(0);
         let _ =
             writeln!(
             out,
@@ -157,7 +226,7 @@ pub fn junit(runs: &[ProfileRun]) -> String {
             );
             let body = match r.status {
                 Status::Pass => String::new(),
-                Status::Skipped | Status::Divergent => {
+                Status::Skipped | Status::Divergent | Status::DivergentChanged => {
                     format!("<skipped message=\"{}\"/>", xml(&r.notes.join("; ")))
                 }
                 s => format!(
@@ -211,6 +280,8 @@ mod tests {
                 diff: None,
                 notes: vec!["a<b".into()],
                 actual: None,
+                expected: None,
+                signature: None,
                 elapsed: std::time::Duration::ZERO,
             })
             .collect();
@@ -233,6 +304,29 @@ mod tests {
         ])];
         assert_eq!(summary_line(&runs), "1 passed, 3 failed, 1 skipped");
         assert!(text(&runs, false).ends_with("1 passed, 3 failed, 1 skipped\n"));
+    }
+
+    /// A failed case's record carries the normalised outputs as values beside its diff;
+    /// a changed divergence is named in the text report and does not fail the run.
+    #[test]
+    fn records_carry_both_outputs_and_changed_divergences_are_shown() {
+        let mut runs = [run(&[Status::Fail, Status::DivergentChanged])];
+        runs[0].results[0].expected = Some("{\n  \"a\": [\n    1\n  ]\n}\n".into());
+        runs[0].results[0].actual = Some("{\n  \"a\": 2\n}\n".into());
+        runs[0].results[0].signature = Some("/a: [1] -> 2".into());
+        let lines = json_lines(&runs, "h");
+        let record: serde_json::Value = lines
+            .lines()
+            .nth(1)
+            .and_then(|l| serde_json::from_str(l).ok())
+            .expect("a case record");
+        assert_eq!(record["expected"], json!({"a": [1]}));
+        assert_eq!(record["actual"], json!({"a": 2}));
+        assert_eq!(record["signature"], "/a: [1] -> 2");
+        let text = text(&runs, false);
+        assert!(text.contains("DIVERGENT (CHANGED) 0001"), "{text}");
+        assert!(text.contains("1 divergent (changed)"), "{text}");
+        assert!(text.ends_with("0 passed, 1 failed, 0 skipped\n"), "{text}");
     }
 
     #[test]

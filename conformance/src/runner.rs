@@ -1,6 +1,5 @@
 //! Running cases: prepare a working directory, ask the adapter, read the files, normalise, compare, check safety.
 
-use std::collections::BTreeMap;
 use std::fs;
 use std::path::{Path, PathBuf};
 use std::time::Duration;
@@ -9,7 +8,9 @@ use serde_json::{json, Value};
 use session_reference::model::Profile;
 
 use crate::adapter::{Adapter, Failure};
+use crate::compare::{self, dispose, Numbers};
 use crate::corpus::{Case, SafetyCheck};
+use crate::divergences::Excuse;
 use crate::normalize::{canonical, object, take_snapshot, Normalizer};
 use crate::protocol::{Hello, Request};
 
@@ -26,6 +27,9 @@ pub enum Status {
     Skipped,
     /// Failed, and listed as a known divergence.
     Divergent,
+    /// Failed, listed as a known divergence, but in another way than its recorded
+    /// signature: the reason may be stale.
+    DivergentChanged,
     /// Passed, though listed as a known divergence (the list is stale).
     UnexpectedPass,
     /// No answer in time.
@@ -45,6 +49,7 @@ impl Status {
             Status::Unsafe => "unsafe",
             Status::Skipped => "skipped",
             Status::Divergent => "divergent",
+            Status::DivergentChanged => "divergent-changed",
             Status::UnexpectedPass => "unexpected-pass",
             Status::Timeout => "timeout",
             Status::Crash => "crash",
@@ -54,7 +59,10 @@ impl Status {
 
     /// Whether the status makes the run fail.
     pub fn is_failure(self) -> bool {
-        !matches!(self, Status::Pass | Status::Skipped | Status::Divergent)
+        !matches!(
+            self,
+            Status::Pass | Status::Skipped | Status::Divergent | Status::DivergentChanged
+        )
     }
 }
 
@@ -73,35 +81,24 @@ pub struct CaseResult {
     pub diff: Option<String>,
     /// Failed safety checks, timeouts, crashes, reasons.
     pub notes: Vec<String>,
-    /// The canonical actual output (for bless and reports).
+    /// The canonical actual output, normalised (for bless and reports).
     pub actual: Option<String>,
+    /// The canonical expected output as compared (the golden, less what is not compared),
+    /// when the case differed.
+    pub expected: Option<String>,
+    /// How the case differs, in one line: the first difference
+    /// (`POINTER: EXPECTED -> ACTUAL`), `error KIND`, or the status (`crash`, `timeout`,
+    /// `protocol-error`); `None` for a pass or a skip. Expected-divergence lists record it.
+    pub signature: Option<String>,
     /// How long the case took, adapter and comparison included.
     pub elapsed: Duration,
 }
 
-/// Known divergences: case id → reason.
-pub type Divergences = BTreeMap<String, String>;
+pub use crate::divergences::Divergences;
 
-/// Reads a divergence list: one `ID reason…` per line, `#` comments.
-pub fn read_divergences(path: &Path) -> Result<Divergences, String> {
-    let text = fs::read_to_string(path).map_err(|e| format!("{}: {e}", path.display()))?;
-    let mut out = Divergences::new();
-    for (n, line) in text.lines().enumerate() {
-        let line = line.trim();
-        if line.is_empty() || line.starts_with('#') {
-            continue;
-        }
-        let (id, reason) = line.split_once(char::is_whitespace).unwrap_or((line, ""));
-        if reason.trim().is_empty() {
-            return Err(format!(
-                "{}: line {}: case {id} has no reason",
-                path.display(),
-                n + 1
-            ));
-        }
-        out.insert(id.to_owned(), reason.trim().to_owned());
-    }
-    Ok(out)
+/// Reads a divergence list (`divergences` module: ids, globs, tags, entry types).
+pub fn read_divergences(path: &Path) -> Result<Divergences, crate::divergences::DivergenceError> {
+    crate::divergences::read(path)
 }
 
 /// Where case directories are made: `$SESSION_CONFORMANCE_WORK_DIR`, else `/dev/shm`
@@ -132,6 +129,30 @@ pub fn produce(
     hello: &Hello,
     timeout: Duration,
 ) -> Result<(Value, Vec<String>), (Status, String)> {
+    produce_with(case, profile, adapter, hello, timeout, &[])
+        .map(|produced| (produced.output, produced.notes))
+}
+
+/// What [`produce_with`] gives.
+pub struct Produced {
+    /// The normalised output, `{"response", "files"}`.
+    pub output: Value,
+    /// Failed safety checks (`unsafe: …`) and the adapter's error message (`error …`).
+    pub notes: Vec<String>,
+    /// Lines of an extra entry type left out of written files: `N line(s) of type T`.
+    pub left_out: Vec<String>,
+}
+
+/// [`produce`], leaving out of written files the lines whose `type` is one of `extra_types`
+/// (entry types an implementation writes by design, declared in its divergence list).
+pub fn produce_with(
+    case: &Case,
+    profile: Profile,
+    adapter: &mut dyn Adapter,
+    hello: &Hello,
+    timeout: Duration,
+    extra_types: &[&str],
+) -> Result<Produced, (Status, String)> {
     // A corpus error fails its case, not the run.
     if let Some(reason) = &case.refused {
         return Err((Status::Fail, format!("case error: {reason}")));
@@ -212,12 +233,45 @@ pub fn produce(
     if let Some(error) = &response.error {
         notes.push(format!("error {}: {}", error.kind, error.message));
     }
+    let left_out = leave_out_types(&mut files, extra_types);
     let mut normalizer = Normalizer::with_known(&dir_text, known);
     // The response first: its ids and paths are in an order every implementation shares.
     normalizer.normalize(&mut response_value);
     normalizer.normalize_files(&mut files);
     let output = object([("response", response_value), ("files", files)]);
-    Ok((output, notes))
+    Ok(Produced {
+        output,
+        notes,
+        left_out,
+    })
+}
+
+/// Removes the lines whose `type` is one of `types` from every file of a snapshot;
+/// returns what was removed, per file and type.
+fn leave_out_types(files: &mut Value, types: &[&str]) -> Vec<String> {
+    let mut removed = Vec::new();
+    if types.is_empty() {
+        return removed;
+    }
+    let Value::Object(files) = files else {
+        return removed;
+    };
+    for (name, file) in files.iter_mut() {
+        let Some(lines) = file.get_mut("lines").and_then(Value::as_array_mut) else {
+            continue;
+        };
+        for kind in types {
+            let before = lines.len();
+            lines.retain(|line| line.get("type").and_then(Value::as_str) != Some(kind));
+            if lines.len() < before {
+                removed.push(format!(
+                    "{} line(s) of type {kind:?} left out of {name}",
+                    before - lines.len()
+                ));
+            }
+        }
+    }
+    removed
 }
 
 /// The folders made in a case directory so far: each is made once, its parents first,
@@ -288,20 +342,24 @@ pub fn strip_extras(response: &mut Value, hello: &Hello) {
 }
 
 /// Error objects are compared by `kind`: drops `message` from every `{"error": {kind, message}}`.
+/// Without recursion (a response may be nested 100,000 deep).
 fn strip_error_messages(value: &mut Value) {
-    match value {
-        Value::Object(map) => {
-            for (key, v) in map.iter_mut() {
-                match v {
-                    Value::Object(e) if key == "error" && e.contains_key("kind") => {
-                        e.shift_remove("message");
+    let mut stack = vec![value];
+    while let Some(value) = stack.pop() {
+        match value {
+            Value::Object(map) => {
+                for (key, v) in map.iter_mut() {
+                    match v {
+                        Value::Object(e) if key == "error" && e.contains_key("kind") => {
+                            e.shift_remove("message");
+                        }
+                        v => stack.push(v),
                     }
-                    v => strip_error_messages(v),
                 }
             }
+            Value::Array(items) => stack.extend(items.iter_mut()),
+            _ => {}
         }
-        Value::Array(items) => items.iter_mut().for_each(strip_error_messages),
-        _ => {}
     }
 }
 
@@ -336,6 +394,8 @@ fn compare_case(
         diff: None,
         notes: Vec::new(),
         actual: None,
+        expected: None,
+        signature: None,
         elapsed: Duration::ZERO,
     };
     if !hello.supports(&case.file.op) {
@@ -343,30 +403,42 @@ fn compare_case(
         result
             .notes
             .push(format!("adapter does not support {}", case.file.op));
-        return result;
+        return apply_divergence(result, case, divergences, &[]);
     }
-    let (actual, notes) = match produce(case, profile, adapter, hello, timeout) {
-        Ok(out) => out,
+    let extra_types: Vec<&str> = divergences.extra_entry_types().map(|(t, _)| t).collect();
+    let produced = match produce_with(case, profile, adapter, hello, timeout, &extra_types) {
+        Ok(produced) => produced,
         Err((status, note)) => {
             result.status = status;
             result.notes.push(note);
-            return apply_divergence(result, divergences);
+            result.signature = Some(status.name().to_owned());
+            return apply_divergence(result, case, divergences, &[]);
         }
     };
+    let Produced {
+        output: actual,
+        notes,
+        left_out,
+    } = produced;
     let golden = case.golden(profile);
     let (golden_path, golden_text) = (&golden.path, golden.text.as_deref());
     // Goldens are canonical text. Equal canonical texts are equal values (the text parses
     // back to the value it was rendered from), and then neither stripping the golden's
     // extras nor ignoring extra context keys changes anything: such a case is a pass
     // without parsing its golden. Any other text is parsed and compared as a value.
-    if golden_text != Some(canonical(&actual).as_str()) {
+    let actual_text = canonical(&actual);
+    if golden_text == Some(actual_text.as_str()) {
+        dispose(actual);
+    } else {
         let Some(expected) = golden_text.and_then(|t| session_reference::raw::parse_value(t).ok())
         else {
             result.status = Status::Fail;
             result
                 .notes
                 .push(format!("missing golden {}", golden_path.display()));
-            result.actual = Some(canonical(&actual));
+            result.actual = Some(actual_text);
+            result.signature = Some("missing golden".to_owned());
+            dispose(actual);
             return result;
         };
         compare_values(&mut result, expected, actual, case, hello, golden_path);
@@ -375,11 +447,17 @@ fn compare_case(
     result.notes.extend(notes);
     if safety_failed {
         result.status = Status::Unsafe;
+        if result.signature.is_none() {
+            result.signature = Some(Status::Unsafe.name().to_owned());
+        }
     }
-    apply_divergence(result, divergences)
+    apply_divergence(result, case, divergences, &left_out)
 }
 
-/// Compares the output with a parsed golden; records the first difference and a diff.
+/// Compares the output with a parsed golden (`PROTOCOL.md` "Comparison"): written
+/// files' lines as written, everything else by value. A difference is shown after
+/// the created ids of the output are aligned with the golden's
+/// ([`compare::align_ids`]), with the first difference's pointer and a diff.
 fn compare_values(
     result: &mut CaseResult,
     mut expected: Value,
@@ -394,28 +472,105 @@ fn compare_values(
     if case.file.op == "context" {
         ignore_extra_keys(&expected, &mut actual, &mut result.notes);
     }
-    // Equal values have equal canonical texts (object key order never matters); render only to show a difference.
-    if expected != actual {
-        let (expected_text, actual_text) = (canonical(&expected), canonical(&actual));
-        result.actual = Some(actual_text.clone());
-        result.status = Status::Fail;
-        result.pointer = first_difference(&expected, &actual, String::new());
-        result.diff = Some(unified_diff(
-            &expected_text,
-            &actual_text,
-            &golden_path.to_string_lossy(),
-        ));
+    if hello.has(OWN_FILE_NAMES) {
+        compare::set_aside_file_names(&mut expected);
+        compare::set_aside_file_names(&mut actual);
+    }
+    if compare::same(&expected, &actual, Numbers::Output) {
+        dispose(expected);
+        dispose(actual);
+        return;
+    }
+    compare::align_ids(&expected, &mut actual);
+    let difference = compare::first_difference(&expected, &actual, Numbers::Output);
+    let (expected_text, actual_text) = (canonical(&expected), canonical(&actual));
+    result.status = Status::Fail;
+    result.signature = Some(signature(&expected, &actual, difference.as_ref()));
+    result.pointer = difference.map(|d| d.pointer);
+    result.diff = Some(unified_diff(
+        &expected_text,
+        &actual_text,
+        &golden_path.to_string_lossy(),
+    ));
+    result.actual = Some(actual_text);
+    result.expected = Some(expected_text);
+    dispose(expected);
+    dispose(actual);
+}
+
+/// The hello capability of an adapter whose created file names are not part of its
+/// contract: created files are then matched by content and role, not by name.
+pub const OWN_FILE_NAMES: &str = "own-file-names";
+
+/// A failed comparison in one line: `error KIND` when the actual response is an error
+/// of another kind than the golden's, else the first difference.
+fn signature(expected: &Value, actual: &Value, difference: Option<&compare::Difference>) -> String {
+    let kind = |v: &Value| {
+        v.pointer("/response/error/kind")
+            .and_then(Value::as_str)
+            .map(str::to_owned)
+    };
+    match (kind(expected), kind(actual)) {
+        (e, Some(a)) if e.as_deref() != Some(a.as_str()) => format!("error {a}"),
+        _ => difference.map_or_else(|| "differs".to_owned(), compare::Difference::signature),
     }
 }
 
-fn apply_divergence(mut result: CaseResult, divergences: &Divergences) -> CaseResult {
-    if let Some(reason) = divergences.get(&result.id) {
-        result.status = match result.status {
-            Status::Pass => Status::UnexpectedPass,
-            Status::Skipped => Status::Skipped,
-            _ => Status::Divergent,
-        };
-        result.notes.push(format!("known divergence: {reason}"));
+/// Turns a result into `divergent`, `divergent-changed` or `unexpected-pass` when the
+/// list excuses its case ([`Divergences::excuse`]); `left_out` are the lines of extra
+/// entry types removed from its files (a case that matches only without them is
+/// `divergent` too).
+fn apply_divergence(
+    mut result: CaseResult,
+    case: &Case,
+    divergences: &Divergences,
+    left_out: &[String],
+) -> CaseResult {
+    for note in left_out {
+        result
+            .notes
+            .push(format!("{note} (expected-divergences entry-type)"));
+    }
+    match divergences.excuse(case) {
+        Some(Excuse::Id(known)) => {
+            result.status = match result.status {
+                Status::Pass if left_out.is_empty() => Status::UnexpectedPass,
+                Status::Skipped => Status::Skipped,
+                _ if known.changed(result.signature.as_deref()) => {
+                    result.notes.push(format!(
+                        "recorded signature: {}; now: {}",
+                        known.signature.as_deref().unwrap_or_default(),
+                        result.signature.as_deref().unwrap_or("(passes)")
+                    ));
+                    Status::DivergentChanged
+                }
+                _ => Status::Divergent,
+            };
+            result
+                .notes
+                .push(format!("known divergence: {}", known.reason));
+        }
+        Some(Excuse::Category(selector, reason)) => {
+            if result.status == Status::Pass && left_out.is_empty() {
+                return result;
+            }
+            if result.status != Status::Skipped {
+                result.status = Status::Divergent;
+                result
+                    .notes
+                    .push(format!("known divergence ({selector}): {reason}"));
+            }
+        }
+        None => {
+            if result.status == Status::Pass && !left_out.is_empty() {
+                result.status = Status::Divergent;
+                let reasons: Vec<String> = divergences
+                    .extra_entry_types()
+                    .map(|(kind, reason)| format!("known divergence (entry-type:{kind}): {reason}"))
+                    .collect();
+                result.notes.extend(reasons);
+            }
+        }
     }
     result
 }
@@ -531,38 +686,26 @@ fn read_left(path: &Path) -> Option<Vec<u8>> {
     }
 }
 
-/// The JSON Pointer of the first place two values differ.
+/// The JSON Pointer of the first place two values differ, numbers compared by value
+/// ([`compare::first_difference`] gives the values too). `at` is put in front.
 pub fn first_difference(expected: &Value, actual: &Value, at: String) -> Option<String> {
-    match (expected, actual) {
-        (Value::Object(a), Value::Object(b)) => {
-            let mut keys: Vec<&String> = a.keys().chain(b.keys()).collect();
-            keys.sort();
-            keys.dedup();
-            keys.into_iter().find_map(|k| match (a.get(k), b.get(k)) {
-                (Some(x), Some(y)) => first_difference(x, y, format!("{at}/{}", escape(k))),
-                _ => Some(format!("{at}/{}", escape(k))),
-            })
+    compare::first_difference(expected, actual, Numbers::ByValue).map(|d| {
+        if at.is_empty() {
+            d.pointer
+        } else if d.pointer == "/" {
+            at
+        } else {
+            at + &d.pointer
         }
-        (Value::Array(a), Value::Array(b)) => {
-            let found = a
-                .iter()
-                .zip(b)
-                .enumerate()
-                .find_map(|(i, (x, y))| first_difference(x, y, format!("{at}/{i}")));
-            found.or_else(|| (a.len() != b.len()).then(|| format!("{at}/{}", a.len().min(b.len()))))
-        }
-        (x, y) if x == y => None,
-        _ => Some(if at.is_empty() { "/".to_owned() } else { at }),
-    }
+    })
 }
 
-fn escape(key: &str) -> String {
-    key.replace('~', "~0").replace('/', "~1")
-}
-
-/// A unified diff of canonical texts.
+/// A unified diff of canonical texts. A diff that takes more than two seconds to find
+/// (texts of a million lines) is approximate: still a diff, no longer the shortest.
 pub fn unified_diff(expected: &str, actual: &str, name: &str) -> String {
-    similar::TextDiff::from_lines(expected, actual)
+    similar::TextDiff::configure()
+        .timeout(Duration::from_secs(2))
+        .diff_lines(expected, actual)
         .unified_diff()
         .context_radius(3)
         .header(&format!("expected ({name})"), "actual")
@@ -616,11 +759,15 @@ mod tests {
         assert_eq!(
             read_divergences(&path)
                 .unwrap()
+                .by_id
                 .get("0001")
-                .map(String::as_str),
+                .map(|k| k.reason.as_str()),
             Some("hangs on cycles")
         );
         fs::write(&path, "0002\n").unwrap();
-        assert!(read_divergences(&path).unwrap_err().contains("line 1"));
+        assert!(read_divergences(&path)
+            .unwrap_err()
+            .to_string()
+            .contains("line 1"));
     }
 }

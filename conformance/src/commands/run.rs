@@ -36,9 +36,14 @@ pub struct Args {
     /// Only cases whose group/name (e.g. `parse/*`) or id matches this glob.
     #[arg(long)]
     filter: Option<String>,
-    /// Known divergences: lines of `CASE-ID reason`.
+    /// Known divergences: lines of `CASE-ID reason`, `GROUP/NAME-GLOB reason`,
+    /// `tag:TAG reason` or `entry-type:TYPE reason` (PROTOCOL.md "Expected divergences").
     #[arg(long)]
     expect: Option<PathBuf>,
+    /// After the run, write each listed case's signature (how it differs now) into the
+    /// `--expect` list, and remove the ids that now pass.
+    #[arg(long, requires = "expect")]
+    write_divergences: bool,
     /// Cases run in parallel (one adapter process each); default: the number of CPUs.
     #[arg(long)]
     jobs: Option<usize>,
@@ -88,7 +93,7 @@ pub fn run(args: &Args) -> Result<ExitCode, String> {
         ));
     }
     let divergences = match &args.expect {
-        Some(path) => runner::read_divergences(path)?,
+        Some(path) => runner::read_divergences(path).map_err(|e| e.to_string())?,
         None => runner::Divergences::new(),
     };
     // Read once for every profile: a case of several profiles shares its goldens and
@@ -143,6 +148,21 @@ pub fn run(args: &Args) -> Result<ExitCode, String> {
         Format::Junit => report::junit(&runs),
     };
     write_stdout(&text)?;
+    if let (true, Some(path)) = (args.write_divergences, &args.expect) {
+        let changed = session_conformance::divergences::write_signatures(path, &runs)
+            .map_err(|e| e.to_string())?;
+        eprintln!(
+            "session-conformance: {}: {} signature(s) written, {} passing id(s) removed{}",
+            path.display(),
+            changed.signed.len(),
+            changed.removed.len(),
+            if changed.removed.is_empty() {
+                String::new()
+            } else {
+                format!(" ({})", changed.removed.join(", "))
+            }
+        );
+    }
     Ok(status(harness::all_good(&runs)))
 }
 

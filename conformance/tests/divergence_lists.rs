@@ -1,0 +1,53 @@
+//! `run --expect LIST --write-divergences` from the command line.
+
+use snapbox::cmd::Command;
+
+fn cli() -> Command {
+    Command::new(snapbox::cmd::cargo_bin!("session-conformance"))
+        .env_remove("CI")
+        .current_dir(concat!(env!("CARGO_MANIFEST_DIR"), "/.."))
+}
+
+/// A listed case that passes is an unexpected pass (exit 1); writing the divergences
+/// removes its line and keeps comments and categories, and the run then passes.
+#[test]
+fn writing_divergences_removes_passing_ids_and_keeps_the_rest() {
+    let dir = tempfile::tempdir().expect("temp dir");
+    let list = dir.path().join("expected-divergences");
+    std::fs::write(
+        &list,
+        "# my port\n0024 reads CRLF differently\nmigrate/* v3 only\n",
+    )
+    .expect("written");
+    let run = |write: bool| {
+        let mut args = vec![
+            "run",
+            "--profile",
+            "pi",
+            "--filter",
+            "parse/crlf-line-endings",
+            "--color",
+            "never",
+            "--expect",
+        ];
+        args.push(list.to_str().expect("utf-8 path"));
+        if write {
+            args.push("--write-divergences");
+        }
+        cli().args(&args)
+    };
+    let output = run(false).assert().code(1).get_output().stdout.clone();
+    let text = String::from_utf8_lossy(&output);
+    assert!(
+        text.contains("UNEXPECTED-PASS 0024 parse/crlf-line-endings"),
+        "{text}"
+    );
+    let output = run(true).assert().code(1).get_output().stderr.clone();
+    let text = String::from_utf8_lossy(&output);
+    assert!(text.contains("1 passing id(s) removed (0024)"), "{text}");
+    assert_eq!(
+        std::fs::read_to_string(&list).expect("read"),
+        "# my port\nmigrate/* v3 only\n"
+    );
+    run(false).assert().success();
+}
