@@ -4,18 +4,21 @@
 //! the header); then the tree: header first and unique, duplicate ids, dangling
 //! parents, cycles, labels on missing targets, `firstKeptEntryId` not an ancestor of
 //! its compaction, `fromId` not found, legacy versions, blob references.
-//! Files are read line by line; memory holds one line and an index of ids.
+//! The file is read as the reference loads it (`parse`), and the tree rules are the
+//! reference's own (`Tree`): one reader of lines and one cycle check in the kit.
 
 use std::collections::HashMap;
 use std::fmt;
-use std::io::{BufRead, BufReader, Read};
+use std::io::Read;
 use std::path::{Path, PathBuf};
 
 use jsonschema::Validator;
 use serde_json::{json, Value};
 use session_reference::blobs::{BlobRef, BLOB_PREFIX};
 use session_reference::dialect::Keys;
-use session_reference::model::{js_version, Profile};
+use session_reference::model::{Entry, EntryKind, Profile};
+use session_reference::parse::{parse, DiagnosticKind, HeaderErrorKind, Parsed};
+use session_reference::tree::Tree;
 
 use crate::schema;
 
@@ -134,340 +137,371 @@ pub struct Options {
     pub blob_dir: Option<PathBuf>,
 }
 
-/// What a file's index keeps per entry.
-struct Node {
-    line: usize,
-    parent: Option<String>,
-}
-
 /// Validates one session file read from `reader`; returns its findings and the profile used.
+///
+/// The file is read as the reference loads it ([`session_reference::parse`]): what
+/// the loader skips or repairs is a finding of its line. The tree rules are asked of
+/// the reference's [`Tree`]; the schemas check each line the loader keeps.
 pub fn validate_reader(
     name: &str,
-    reader: impl Read,
+    mut reader: impl Read,
     schemas: &Schemas,
     options: &Options,
 ) -> (Vec<Finding>, Profile) {
-    let mut findings = Vec::new();
-    let mut add = |line: usize,
-                   level: Level,
-                   message: String,
-                   id: Option<String>,
-                   pointer: Option<String>| {
-        findings.push(Finding {
-            file: name.to_owned(),
-            line,
-            level,
-            message,
-            id,
-            pointer,
-        });
+    let mut findings = Findings {
+        file: name,
+        list: Vec::new(),
     };
-    let mut reader = BufReader::new(reader);
-    let mut buf = Vec::new();
-    let mut number = 0;
-    let mut header_seen = false;
-    let mut version = 3;
-    let mut votes = (0usize, 0usize); // (pi, omp)
-                                      // The names of keys: the profile's; with --profile auto, 003's once its `session_header` is seen.
-    let mut operator = options.profile == Some(Profile::Operator);
-    let mut keys: &Keys = options.profile.map_or(&Keys::CAMEL, |p| p.dialect().keys);
-    let mut nodes: HashMap<String, Node> = HashMap::new();
-    let mut labels: Vec<(usize, String, String)> = Vec::new(); // line, label id, target
-    let mut kept: Vec<(usize, String, String)> = Vec::new(); // line, compaction id, firstKeptEntryId
-    let mut from_ids: Vec<(usize, String, String)> = Vec::new(); // line, summary id, fromId
-    loop {
-        buf.clear();
-        match reader.read_until(b'\n', &mut buf) {
-            Ok(0) => break,
-            Ok(_) => {}
-            Err(e) => {
-                add(
-                    number,
-                    Level::Error,
-                    format!("cannot read: {e}"),
-                    None,
-                    None,
-                );
-                break;
-            }
+    let mut bytes = Vec::new();
+    if let Err(e) = reader.read_to_end(&mut bytes) {
+        findings.add(0, Level::Error, format!("cannot read: {e}"), None, None);
+        let profile = options.profile.unwrap_or(Profile::Omp);
+        return (findings.list, profile);
+    }
+    let (profile, parsed, shift) = read_session(&bytes, options.profile);
+    let lines = LineIndex::new(&parsed.text);
+    for diagnostic in &parsed.diagnostics {
+        if let Some(message) = loader_finding(diagnostic.kind) {
+            let line = diagnostic.line.saturating_sub(shift);
+            findings.add(line, Level::Error, message.into(), None, None);
         }
-        number += 1;
-        if std::str::from_utf8(&buf).is_err() {
-            add(
-                number,
-                Level::Error,
-                "invalid UTF-8; loading reads the bad bytes as U+FFFD".into(),
-                None,
-                None,
-            );
-        }
-        let text = String::from_utf8_lossy(&buf);
-        // A byte-order mark is dropped before the first line only (a later one makes the line unreadable).
-        let text = if number == 1 {
-            text.strip_prefix('\u{feff}').unwrap_or(&text)
-        } else {
-            &text
-        };
-        if text.trim().is_empty() {
-            continue;
-        }
-        // A line nested past the limit is not made a value (the schema checks recurse).
-        if text.len() > crate::guard::MAX_NESTING {
-            if let Err(e) = crate::guard::check_nesting(text) {
-                add(
-                    number,
-                    Level::Error,
-                    format!("the line is {e}; not checked"),
-                    None,
-                    None,
-                );
-                continue;
-            }
-        }
-        let Ok(value) = session_reference::raw::parse_value(text.trim_end()) else {
-            add(
-                number,
-                Level::Error,
-                "not JSON; the line is skipped when loading".into(),
-                None,
-                None,
-            );
-            continue;
-        };
-        let Some(object) = value.as_object() else {
-            add(
-                number,
-                Level::Error,
-                "not a JSON object; the line is skipped when loading".into(),
-                None,
-                None,
-            );
-            continue;
-        };
-        let type_name = object
-            .get("type")
-            .and_then(Value::as_str)
-            .unwrap_or_default()
-            .to_owned();
-        let id = object.get("id").and_then(Value::as_str).map(str::to_owned);
-        if options.profile.is_none() && !header_seen && type_name == "session_header" {
-            operator = true;
-            keys = Profile::Operator.dialect().keys;
-        }
-        if type_name == keys.name("session") {
-            if header_seen {
-                add(
-                    number,
-                    Level::Error,
-                    "a second session header; it is not part of the tree".into(),
-                    id,
-                    None,
-                );
-                continue;
-            }
-            header_seen = true;
-            // 003's header has no version: every file is read as the current one.
-            let v = if keys.versioned {
-                js_version(
-                    object
-                        .get("version")
-                        .map(session_reference::raw::to_raw)
-                        .as_deref(),
-                )
-            } else {
-                3.0
-            };
-            version = if v < 2.0 {
-                1
-            } else if v < 3.0 {
-                2
-            } else {
-                3
-            };
+    }
+    let version = match &parsed.header {
+        Ok(header) if shift == 0 => {
+            let version = legacy_version(header.version);
             if version < 3 {
                 let steps = if version == 1 {
                     "v1→v2→v3"
                 } else {
                     "v2→v3"
                 };
-                add(number, Level::Warning, format!("legacy version {version}; loading migrates it ({steps}) and rewrites the file"), None, Some("/version".into()));
+                findings.add(1, Level::Warning, format!("legacy version {version}; loading migrates it ({steps}) and rewrites the file"), None, Some("/version".into()));
             }
-            check_schema(
-                schemas,
-                options.profile.unwrap_or(if operator {
-                    Profile::Operator
-                } else {
-                    Profile::Omp
-                }),
-                version,
-                number,
-                &value,
-                &mut add,
-            );
-            continue;
+            let header_line = lines.line_of(header_offset(&parsed.text));
+            if let Ok(value) = session_reference::raw::parse_value(header.raw.get()) {
+                check_schema(
+                    schemas,
+                    profile,
+                    version,
+                    header_line,
+                    &value,
+                    &mut findings,
+                );
+            }
+            version
         }
-        if !header_seen {
-            add(
-                number,
+        Ok(_) => {
+            let message = "entry before the session header; the header must be the first line";
+            let id = parsed.entries.first().and_then(|e| e.id.clone());
+            findings.add(1, Level::Error, message.into(), id, None);
+            3
+        }
+        Err(_) => {
+            findings.add(
+                0,
                 Level::Error,
-                "entry before the session header; the header must be the first line".into(),
-                id.clone(),
+                "no session header; the file is not a session".into(),
+                None,
                 None,
             );
-            header_seen = true;
+            3
         }
-        match type_name.as_str() {
-            "model_change" if object.contains_key("modelId") => votes.0 += 1,
-            "model_change" | "ttsr_injection" | "session_init" | "mode_change" => votes.1 += 1,
-            "session_info" => votes.0 += 1,
-            _ => {}
-        }
-        let parent = object
-            .get(keys.name("parentId"))
-            .and_then(Value::as_str)
-            .filter(|p| !p.is_empty())
-            .map(str::to_owned);
-        if let Some(id) = &id {
-            if let Some(first) = nodes.get(id) {
-                add(
-                    number,
+    };
+    let tree = Tree::new(parsed.entries);
+    let keys = profile.dialect().keys;
+    // What the tree says of a line comes after what its own text says.
+    let mut later = Findings {
+        file: name,
+        list: Vec::new(),
+    };
+    let mut first_line: HashMap<&str, usize> = HashMap::new();
+    for (index, entry) in tree.entries().iter().enumerate() {
+        let line = lines.line_of(entry.raw.offset()).saturating_sub(shift);
+        let id = entry.id.clone();
+        if let Some(id) = entry
+            .id
+            .as_deref()
+            .filter(|_| entry.kind != EntryKind::ExtraHeader)
+        {
+            if let Some(first) = first_line.insert(id, line) {
+                first_line.insert(id, first);
+                findings.add(
+                    line,
                     Level::Error,
-                    format!(
-                        "duplicate id (first on line {}); the later entry wins",
-                        first.line
-                    ),
-                    Some(id.clone()),
+                    format!("duplicate id (first on line {first}); the later entry wins"),
+                    Some(id.to_owned()),
                     Some("/id".into()),
                 );
             }
-            nodes.insert(
-                id.clone(),
-                Node {
-                    line: number,
-                    parent,
-                },
+            if let Some(parent) = entry.parent_id.as_deref().filter(|p| !tree.contains(p)) {
+                later.add(line, Level::Error, format!("parentId {parent:?} is not an entry of this session; the entry becomes a root"), Some(id.to_owned()), Some("/parentId".into()));
+            }
+        }
+        if entry.kind == EntryKind::ExtraHeader {
+            let message = "a second session header; it is not part of the tree";
+            findings.add(line, Level::Error, message.into(), id, None);
+            continue;
+        }
+        tree_rules(&tree, index, entry, keys, line, &mut later);
+        let text = entry.raw.get();
+        if let Err(e) = crate::guard::check_nesting(text) {
+            findings.add(
+                line,
+                Level::Error,
+                format!("the line is {e}; not checked"),
+                id,
+                None,
             );
+            continue;
         }
-        let text_field = |key: &str| object.get(key).and_then(Value::as_str).map(str::to_owned);
-        match (type_name.as_str(), &id) {
-            ("label", Some(id)) => {
-                labels.extend(text_field(keys.name("targetId")).map(|t| (number, id.clone(), t)));
-            }
-            ("compaction", Some(id)) => {
-                kept.extend(
-                    text_field(keys.name("firstKeptEntryId")).map(|k| (number, id.clone(), k)),
-                );
-            }
-            (kind, Some(id)) if kind == keys.name("branch_summary") => {
-                from_ids.extend(text_field(keys.name("fromId")).map(|f| (number, id.clone(), f)));
-            }
-            _ => {}
-        }
-        if text.contains(BLOB_PREFIX) {
-            blob_refs(
-                &value,
-                "",
-                &mut |pointer, reference| match BlobRef::parse(reference) {
-                    Err(e) => add(
-                        number,
-                        Level::Error,
-                        e.to_string(),
-                        id.clone(),
-                        Some(pointer.to_owned()),
-                    ),
-                    Ok(Some(blob)) => {
-                        if let Some(dir) = &options.blob_dir {
-                            if !blob.path_in(dir).is_file() {
-                                add(
-                                    number,
-                                    Level::Warning,
-                                    format!(
-                                        "blob {} is not in the blob store {}",
-                                        blob.hash(),
-                                        dir.display()
-                                    ),
-                                    id.clone(),
-                                    Some(pointer.to_owned()),
-                                );
-                            }
-                        }
-                    }
-                    Ok(None) => {}
-                },
-            );
-        }
-        // With --profile auto, a line is checked with the profile its shape belongs to.
-        let line_profile = match (options.profile, type_name.as_str()) {
-            (Some(p), _) => p,
-            (None, _) if operator => Profile::Operator,
-            (None, "session_info") => Profile::Pi,
-            (None, "model_change") if object.contains_key("modelId") => Profile::Pi,
-            (None, _) => Profile::Omp,
+        let Ok(value) = session_reference::raw::parse_value(text) else {
+            continue;
         };
-        check_schema(schemas, line_profile, version, number, &value, &mut add);
-    }
-    if !header_seen {
-        add(
-            0,
-            Level::Error,
-            "no session header; the file is not a session".into(),
-            None,
-            None,
-        );
-    }
-    let profile = options.profile.unwrap_or(if operator {
-        Profile::Operator
-    } else if votes.0 > votes.1 {
-        Profile::Pi
-    } else {
-        Profile::Omp
-    });
-    for (id, node) in &nodes {
-        if let Some(parent) = &node.parent {
-            if !nodes.contains_key(parent) {
-                add(node.line, Level::Error, format!("parentId {parent:?} is not an entry of this session; the entry becomes a root"), Some(id.clone()), Some("/parentId".into()));
-            }
+        if text.contains(BLOB_PREFIX) {
+            check_blobs(&value, line, id.as_ref(), options, &mut findings);
         }
+        let line_profile = options.profile.unwrap_or(match entry.kind {
+            _ if profile == Profile::Operator => Profile::Operator,
+            EntryKind::SessionInfo => Profile::Pi,
+            EntryKind::ModelChange if value.get("modelId").is_some() => Profile::Pi,
+            _ => Profile::Omp,
+        });
+        check_schema(schemas, line_profile, version, line, &value, &mut findings);
     }
-    let index = Index::new(&nodes);
-    for (line, id) in index.cycles() {
-        add(
+    for entry in tree.cycles() {
+        let line = lines.line_of(entry.raw.offset()).saturating_sub(shift);
+        later.add(
             line,
             Level::Error,
             "parentId chain returns to this entry (a cycle)".into(),
-            Some(id),
+            entry.id.clone(),
             Some("/parentId".into()),
         );
     }
-    for (line, id, target) in labels {
-        if !nodes.contains_key(&target) {
-            add(
-                line,
-                Level::Warning,
-                format!("label on {target:?}, which is not an entry of this session"),
-                Some(id),
-                Some("/targetId".into()),
-            );
+    let mut list = findings.list;
+    list.append(&mut later.list);
+    list.sort_by_key(|f| f.line);
+    (list, profile)
+}
+
+/// The findings of one file.
+struct Findings<'a> {
+    file: &'a str,
+    list: Vec<Finding>,
+}
+
+impl Findings<'_> {
+    fn add(
+        &mut self,
+        line: usize,
+        level: Level,
+        message: String,
+        id: Option<String>,
+        pointer: Option<String>,
+    ) {
+        self.list.push(Finding {
+            file: self.file.to_owned(),
+            line,
+            level,
+            message,
+            id,
+            pointer,
+        });
+    }
+}
+
+/// Parses the file as `profile`'s loader does; `None` decides the profile from the content
+/// (003 by its `session_header`, else pi or omp by the entry types only one of them writes).
+/// A file whose first value is not a header is read as if a header came before it, so its
+/// other lines are checked too: the third value is then 1 (lines are one further down).
+fn read_session(bytes: &[u8], profile: Option<Profile>) -> (Profile, Parsed, usize) {
+    let profile = profile.unwrap_or_else(|| decide_profile(bytes));
+    let parsed = parse(bytes, profile);
+    if !matches!(&parsed.header, Err(e) if e.kind == HeaderErrorKind::NotAHeader) {
+        return (profile, parsed, 0);
+    }
+    let keys = profile.dialect().keys;
+    let header =
+        json!({"type": keys.name("session"), "version": 3, "id": "", "timestamp": "", "cwd": ""});
+    let mut text = format!("{header}\n").into_bytes();
+    text.extend_from_slice(bytes.strip_prefix("\u{feff}".as_bytes()).unwrap_or(bytes));
+    (profile, parse(&text, profile), 1)
+}
+
+/// The profile a file's content belongs to (`--profile auto`).
+fn decide_profile(bytes: &[u8]) -> Profile {
+    if parse(bytes, Profile::Operator).header.is_ok() {
+        return Profile::Operator;
+    }
+    let (mut pi, mut omp) = (0usize, 0usize);
+    for entry in parse(bytes, Profile::Omp).entries {
+        match entry.kind {
+            EntryKind::ModelChange if entry.object().has("modelId") => pi += 1,
+            EntryKind::SessionInfo => pi += 1,
+            EntryKind::ModelChange
+            | EntryKind::TtsrInjection
+            | EntryKind::SessionInit
+            | EntryKind::ModeChange => omp += 1,
+            _ => {}
         }
     }
-    for (line, id, first) in kept {
-        if !index.has_ancestor(&id, &first) {
-            add(line, Level::Warning, format!("firstKeptEntryId {first:?} is not an ancestor of this compaction; nothing before it is kept"), Some(id), Some("/firstKeptEntryId".into()));
-        }
+    if pi > omp {
+        Profile::Pi
+    } else {
+        Profile::Omp
     }
-    for (line, id, from) in from_ids {
-        if from != "root" && !nodes.contains_key(&from) {
-            add(
+}
+
+/// What a line the loader skipped or repaired is reported as; `None` for what loading
+/// takes in its stride (blank lines, a byte-order mark, a missing id, which the schema
+/// reports, and blob references, checked with their pointers).
+fn loader_finding(kind: DiagnosticKind) -> Option<&'static str> {
+    Some(match kind {
+        DiagnosticKind::NotJson | DiagnosticKind::TornLine => {
+            "not JSON; the line is skipped when loading"
+        }
+        DiagnosticKind::NotObject => "not a JSON object; the line is skipped when loading",
+        DiagnosticKind::TrailingData => {
+            "a JSON value followed by more text; pi skips the line, omp keeps the value"
+        }
+        DiagnosticKind::InvalidUtf8 => "invalid UTF-8; loading reads the bad bytes as U+FFFD",
+        _ => return None,
+    })
+}
+
+/// The checks of one entry against the tree: a label's target, a compaction's kept
+/// entry among its ancestors, a branch summary's branch point.
+fn tree_rules(
+    tree: &Tree,
+    index: usize,
+    entry: &Entry,
+    keys: &Keys,
+    line: usize,
+    findings: &mut Findings,
+) {
+    let id = entry.id.clone();
+    if let Some((target, _)) = entry.label_change().filter(|(t, _)| !tree.contains(t)) {
+        let pointer = format!("/{}", keys.name("targetId"));
+        findings.add(
+            line,
+            Level::Warning,
+            format!("label on {target:?}, which is not an entry of this session"),
+            id,
+            Some(pointer),
+        );
+        return;
+    }
+    if let Some(first) = entry.first_kept_entry_id() {
+        let path = tree.path_from_index(index);
+        let ancestors = &path[..path.len().saturating_sub(1)];
+        if !ancestors
+            .iter()
+            .any(|&a| tree.entries()[a].id.as_deref() == Some(first.as_str()))
+        {
+            let pointer = format!("/{}", keys.name("firstKeptEntryId"));
+            findings.add(line, Level::Warning, format!("firstKeptEntryId {first:?} is not an ancestor of this compaction; nothing before it is kept"), id, Some(pointer));
+        }
+        return;
+    }
+    if entry.kind == EntryKind::BranchSummary {
+        let key = keys.name("fromId");
+        if let Some(from) = entry
+            .object()
+            .str(key)
+            .filter(|f| f != "root" && !tree.contains(f))
+        {
+            findings.add(
                 line,
                 Level::Warning,
                 format!("fromId {from:?} is not an entry of this session"),
-                Some(id),
-                Some("/fromId".into()),
+                id,
+                Some(format!("/{key}")),
             );
         }
     }
-    findings.sort_by_key(|f| f.line);
-    (findings, profile)
+}
+
+/// Every `blob:sha256:` string of an entry: a malformed reference is an error, one
+/// missing from the blob store a warning.
+fn check_blobs(
+    value: &Value,
+    line: usize,
+    id: Option<&String>,
+    options: &Options,
+    findings: &mut Findings,
+) {
+    blob_refs(
+        value,
+        "",
+        &mut |pointer, reference| match BlobRef::parse(reference) {
+            Err(e) => findings.add(
+                line,
+                Level::Error,
+                e.to_string(),
+                id.cloned(),
+                Some(pointer.to_owned()),
+            ),
+            Ok(Some(blob)) => {
+                if let Some(dir) = options
+                    .blob_dir
+                    .as_ref()
+                    .filter(|d| !blob.path_in(d).is_file())
+                {
+                    let message = format!(
+                        "blob {} is not in the blob store {}",
+                        blob.hash(),
+                        dir.display()
+                    );
+                    findings.add(
+                        line,
+                        Level::Warning,
+                        message,
+                        id.cloned(),
+                        Some(pointer.to_owned()),
+                    );
+                }
+            }
+            Ok(None) => {}
+        },
+    );
+}
+
+/// A header's `version` as the loaders compare it: 1 below 2, 2 below 3, else 3.
+fn legacy_version(version: f64) -> u32 {
+    if version < 2.0 {
+        1
+    } else if version < 3.0 {
+        2
+    } else {
+        3
+    }
+}
+
+/// Where the header starts: the first character that is not a BOM or whitespace.
+fn header_offset(text: &str) -> usize {
+    text.len()
+        - text
+            .trim_start_matches(|c: char| c == '\u{feff}' || c.is_whitespace())
+            .len()
+}
+
+/// Line numbers of byte offsets in a text.
+struct LineIndex {
+    /// The offset of every `\n`.
+    newlines: Vec<usize>,
+}
+
+impl LineIndex {
+    fn new(text: &str) -> LineIndex {
+        LineIndex {
+            newlines: text.match_indices('\n').map(|(at, _)| at).collect(),
+        }
+    }
+
+    /// The 1-based line holding `offset`.
+    fn line_of(&self, offset: usize) -> usize {
+        self.newlines.partition_point(|&at| at < offset) + 1
+    }
 }
 
 fn check_schema(
@@ -476,96 +510,26 @@ fn check_schema(
     version: u32,
     line: usize,
     value: &Value,
-    add: &mut dyn FnMut(usize, Level, String, Option<String>, Option<String>),
+    findings: &mut Findings,
 ) {
     let type_name = value["type"].as_str().unwrap_or_default();
     if let Some(validator) = schemas.validator(profile, version, type_name) {
         for error in validator.iter_errors(value) {
             let pointer = error.instance_path().to_string();
             let id = value["id"].as_str().map(str::to_owned);
-            add(
+            let pointer = if pointer.is_empty() {
+                "/".into()
+            } else {
+                pointer
+            };
+            findings.add(
                 line,
                 Level::Error,
                 format!("{type_name}: {error}"),
                 id,
-                Some(if pointer.is_empty() {
-                    "/".into()
-                } else {
-                    pointer
-                }),
+                Some(pointer),
             );
         }
-    }
-}
-
-/// The entries as indices in line order, with parent indices: one hash lookup per entry.
-struct Index<'a> {
-    order: Vec<(&'a String, &'a Node)>,
-    parent: Vec<Option<usize>>,
-    position: HashMap<&'a str, usize>,
-}
-
-impl<'a> Index<'a> {
-    fn new(nodes: &'a HashMap<String, Node>) -> Index<'a> {
-        let mut order: Vec<(&String, &Node)> = nodes.iter().collect();
-        order.sort_unstable_by_key(|(_, n)| n.line);
-        let position: HashMap<&str, usize> = order
-            .iter()
-            .enumerate()
-            .map(|(i, (id, _))| (id.as_str(), i))
-            .collect();
-        let parent = order
-            .iter()
-            .map(|(_, n)| n.parent.as_deref().and_then(|p| position.get(p).copied()))
-            .collect();
-        Index {
-            order,
-            parent,
-            position,
-        }
-    }
-
-    /// Entries whose parent chain comes back to them: each cycle once, at its first line.
-    fn cycles(&self) -> Vec<(usize, String)> {
-        let mut state = vec![0u8; self.order.len()]; // 0 new, 1 on the current walk, 2 done
-        let mut found = Vec::new();
-        for start in 0..self.order.len() {
-            let mut path = Vec::new();
-            let mut current = Some(start);
-            while let Some(i) = current {
-                match state[i] {
-                    2 => break,
-                    1 => {
-                        let from = path.iter().position(|&p| p == i).unwrap_or(0);
-                        let first = path[from..].iter().copied().min().unwrap_or(i);
-                        found.push((self.order[first].1.line, self.order[first].0.clone()));
-                        break;
-                    }
-                    _ => {
-                        state[i] = 1;
-                        path.push(i);
-                        current = self.parent[i];
-                    }
-                }
-            }
-            for p in path {
-                state[p] = 2;
-            }
-        }
-        found
-    }
-
-    /// Whether `ancestor` is on the parent chain of `id` (bounded: cycles end the walk).
-    fn has_ancestor(&self, id: &str, ancestor: &str) -> bool {
-        let mut current = self.position.get(id).and_then(|&i| self.parent[i]);
-        for _ in 0..self.order.len() {
-            let Some(i) = current else { return false };
-            if self.order[i].0 == ancestor {
-                return true;
-            }
-            current = self.parent[i];
-        }
-        false
     }
 }
 

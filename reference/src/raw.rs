@@ -149,6 +149,12 @@ impl JsonText {
         }
     }
 
+    /// Where the text starts in its source (for a loaded entry, the byte offset of its
+    /// line's value in the file's text).
+    pub fn offset(&self) -> usize {
+        self.range.start
+    }
+
     /// The text.
     pub fn get(&self) -> &str {
         self.source.get(self.range.clone()).unwrap_or_default()

@@ -255,16 +255,12 @@ impl Tree {
     /// Nodes are the distinct ids in first-appearance order, each standing for the
     /// entry that wins its id. Roots keep that order; children are sorted by time.
     pub fn tree(&self) -> Vec<TreeNode<'_>> {
-        let nodes = self.nodes();
-        let node_of: HashMap<usize, usize> =
-            nodes.iter().enumerate().map(|(n, &i)| (i, n)).collect();
-        let parents = nodes
+        let (nodes, node_of, parents) = self.node_parents();
+        // An entry that names itself is a root.
+        let parents = parents
             .iter()
             .enumerate()
-            .map(|(n, &i)| {
-                // An entry that names itself is a root.
-                self.parent_of(i).map(|p| node_of[&p]).filter(|&p| p != n)
-            })
+            .map(|(n, p)| p.filter(|&p| p != n))
             .collect();
         let parents = cut_cycles(parents);
         let mut roots = Vec::new();
@@ -296,6 +292,45 @@ impl Tree {
             stack.extend(children[n].iter().rev());
         }
         out
+    }
+
+    /// The entries whose parent chain comes back to them: each cycle once, named by its
+    /// entry that comes first in the file (an entry that names itself is one). [`Tree::tree`]
+    /// and [`Tree::branch_path`] stop where such a chain closes.
+    pub fn cycles(&self) -> Vec<&Entry> {
+        let (nodes, _, parents) = self.node_parents();
+        let cut = cut_cycles(parents.clone());
+        let mut found = Vec::new();
+        for (n, (before, after)) in parents.iter().zip(&cut).enumerate() {
+            let Some(mut current) = before.filter(|_| after.is_none()) else {
+                continue;
+            };
+            // The cut node closes the cycle n → … → n; name the cycle by its first node.
+            let mut first = n;
+            for _ in 0..nodes.len() {
+                if current == n {
+                    break;
+                }
+                first = first.min(current);
+                let Some(next) = parents[current] else { break };
+                current = next;
+            }
+            found.push(&self.entries[nodes[first]]);
+        }
+        found
+    }
+
+    /// The distinct ids as nodes ([`Tree::nodes`]), each entry index's node, and each
+    /// node's parent node.
+    fn node_parents(&self) -> (Vec<usize>, HashMap<usize, usize>, Vec<Option<usize>>) {
+        let nodes = self.nodes();
+        let node_of: HashMap<usize, usize> =
+            nodes.iter().enumerate().map(|(n, &i)| (i, n)).collect();
+        let parents = nodes
+            .iter()
+            .map(|&i| self.parent_of(i).map(|p| node_of[&p]))
+            .collect();
+        (nodes, node_of, parents)
     }
 
     /// For each distinct id, in first-appearance order, the index of the entry that wins it.
