@@ -567,4 +567,32 @@ mod tests {
         assert_eq!(tree.tree().len(), 2);
         assert_eq!(tree.branch(""), Err(NotFound(String::new())));
     }
+
+    #[test]
+    fn each_cycle_is_named_once_by_its_first_entry() {
+        let t = "2024-01-01T00:00:00Z";
+        let table: &[(&[(&str, Option<&str>)], &[&str])] = &[
+            (&[("a", None), ("b", Some("a"))], &[]),
+            (&[("s", Some("s"))], &["s"]),
+            (&[("x", Some("y")), ("y", Some("x"))], &["x"]),
+            // The walk from the tail enters the cycle at y; the cycle is still named by x.
+            (
+                &[("z", Some("y")), ("x", Some("y")), ("y", Some("x"))],
+                &["x"],
+            ),
+            (
+                &[("p", Some("q")), ("q", Some("p")), ("r", Some("r"))],
+                &["p", "r"],
+            ),
+        ];
+        for (entries, want) in table {
+            let tree = Tree::new(entries.iter().map(|(id, p)| entry(id, *p, t)).collect());
+            let got: Vec<_> = tree
+                .cycles()
+                .iter()
+                .map(|e| e.id.clone().unwrap())
+                .collect();
+            assert_eq!(got, *want, "{entries:?}");
+        }
+    }
 }
