@@ -570,8 +570,8 @@ mod tests {
 
     #[test]
     fn each_cycle_is_named_once_by_its_first_entry() {
-        let t = "2024-01-01T00:00:00Z";
         type Case<'a> = (&'a [(&'a str, Option<&'a str>)], &'a [&'a str]);
+        let t = "2024-01-01T00:00:00Z";
         let table: &[Case] = &[
             (&[("a", None), ("b", Some("a"))], &[]),
             (&[("s", Some("s"))], &["s"]),
