@@ -93,21 +93,28 @@ pub fn load(file: &Path, profile: Profile) -> Result<Value, InspectError> {
     Ok(execute::load_output(&open(file, profile)?))
 }
 
-/// Which leaf a `context` command asks for: `None` the session's leaf, `Some(None)`
-/// the null leaf, `Some(Some(id))` an entry that must exist.
+/// Where to build a context: the session's leaf (`None`), the empty context (`Some(None)`),
+/// or an entry. An id that names no entry is kept: `buildSessionContext` then builds at the
+/// last entry (003: the empty context), and the second value says so, for stderr.
 pub fn leaf_choice<'a>(
     sm: &'a SessionManager,
-    file: &Path,
     leaf: Option<Option<&'a str>>,
-) -> Result<LeafChoice<'a>, InspectError> {
+) -> (LeafChoice<'a>, Option<String>) {
     match leaf {
-        None => Ok(sm.leaf_id().map_or(LeafChoice::Null, LeafChoice::Id)),
-        Some(None) => Ok(LeafChoice::Null),
-        Some(Some(id)) if sm.get_entry(id).is_none() => Err(InspectError {
-            file: file.display().to_string(),
-            message: format!("Entry {id} not found"),
-        }),
-        Some(Some(id)) => Ok(LeafChoice::Id(id)),
+        None => (sm.leaf_id().map_or(LeafChoice::Null, LeafChoice::Id), None),
+        Some(None) => (LeafChoice::Null, None),
+        Some(Some(id)) if sm.get_entry(id).is_none() => {
+            let fallback = if sm.profile().dialect().unknown_leaf_is_empty {
+                "the empty context"
+            } else {
+                "the context at the last entry"
+            };
+            let note = format!(
+                "entry {id} not found; this is {fallback}, as buildSessionContext gives it"
+            );
+            (LeafChoice::Id(id), Some(note))
+        }
+        Some(Some(id)) => (LeafChoice::Id(id), None),
     }
 }
 
@@ -118,7 +125,7 @@ pub fn context(
     leaf: Option<Option<&str>>,
 ) -> Result<Value, InspectError> {
     let sm = open(file, profile)?;
-    let choice = leaf_choice(&sm, file, leaf)?;
+    let (choice, _) = leaf_choice(&sm, leaf);
     Ok(sm.context_json(choice))
 }
 

@@ -90,7 +90,6 @@ fn bad_input_is_one_error_line_and_exit_2() {
     let cases = [
         (vec!["load", "tests/fixtures/missing.jsonl", "--profile", "pi"], "session-conformance: tests/fixtures/missing.jsonl: No such file or directory (os error 2)\n"),
         (vec!["load", "tests/fixtures/no-header.jsonl", "--profile", "omp"], "session-conformance: tests/fixtures/no-header.jsonl: line 1: not a session header; the first line must be {\"type\":\"session\",\"id\":…}\n"),
-        (vec!["context", SMALL, "--profile", "pi", "--leaf", "nope"], "session-conformance: tests/fixtures/small.jsonl: Entry nope not found\n"),
         (vec!["run", "--adapter", "./x", "--corpus", "../corpus/cases"], "session-conformance: --profile is required with an adapter command\n"),
     ];
     for (args, stderr) in cases {
@@ -556,4 +555,23 @@ fn an_adapter_that_cannot_start_is_reported_in_a_sentence() {
         .assert()
         .code(2)
         .stderr_eq("session-conformance: the adapter did not start: cannot start /nonexistent/adapter: No such file or directory (os error 2)\n");
+}
+
+#[test]
+fn context_at_an_unknown_leaf_is_the_context_at_the_last_entry_with_a_note() {
+    let last = cli()
+        .args(["context", SMALL, "--profile", "pi"])
+        .assert()
+        .success()
+        .get_output()
+        .stdout
+        .clone();
+    cli()
+        .args(["context", SMALL, "--profile", "pi", "--leaf", "deadbeef"])
+        .assert()
+        .success()
+        .stdout_eq(last)
+        .stderr_eq(format!(
+            "session-conformance: {SMALL}: entry deadbeef not found; this is the context at the last entry, as buildSessionContext gives it\n"
+        ));
 }

@@ -19,7 +19,8 @@ pub struct Args {
     /// The profile: pi, omp or operator.
     #[arg(long, value_parser = parse_profile)]
     profile: Profile,
-    /// Build the context at this entry instead of the leaf.
+    /// Build the context at this entry instead of the leaf (an unknown id: at the last
+    /// entry, as buildSessionContext does, with a note on stderr).
     #[arg(long, conflicts_with = "no_leaf")]
     leaf: Option<String>,
     /// Build the context for a null leaf (the empty context).
@@ -35,7 +36,10 @@ pub fn run(args: &Args) -> Result<ExitCode, String> {
         args.leaf.as_deref().map(Some)
     };
     let sm = inspect::open(&args.file, args.profile).map_err(|e| e.to_string())?;
-    let leaf = inspect::leaf_choice(&sm, &args.file, choice).map_err(|e| e.to_string())?;
+    let (leaf, note) = inspect::leaf_choice(&sm, choice);
+    if let Some(note) = note {
+        eprintln!("session-conformance: {}: {note}", args.file.display());
+    }
     let mut out = io::BufWriter::new(io::stdout().lock());
     serde_json::to_writer(&mut out, &sm.context(leaf))
         .map_err(io::Error::from)
