@@ -134,6 +134,12 @@ enum Command {
         #[arg(long, default_value = "schemas")]
         dir: PathBuf,
     },
+    /// Render the JSON reports of several runs (`run --format json`, one per implementation)
+    /// as one conformance matrix: implementations as columns, case groups and tags as rows.
+    ///
+    /// Writes a self-contained HTML page (--html; a cell opens its cases' diffs and divergence
+    /// reasons) and/or a Markdown table (--markdown; on stdout when neither is given).
+    Report(session_conformance::matrix::ReportArgs),
     /// Corpus maintenance.
     Corpus {
         #[command(subcommand)]
@@ -377,6 +383,9 @@ fn dispatch(command: Command) -> Result<ExitCode, String> {
         }
         Command::Serve { profile, one_shot } => serve(profile, one_shot),
         Command::Sessions(args) => sessions_command(args),
+        Command::Report(args) => {
+            write_stdout(&session_conformance::matrix::command(&args).map_err(|e| e.to_string())?)
+        }
         Command::Validate {
             paths,
             profile,
