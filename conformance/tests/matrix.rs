@@ -59,7 +59,13 @@ fn rows_are_all_then_groups_then_tags_and_cells_count_by_bucket() {
     let keys: Vec<String> = m.rows.iter().map(|(k, _)| k.slug()).collect();
     assert_eq!(
         keys,
-        ["all", "group:parse", "group:store", "tag:bom", "tag:torn-lines"]
+        [
+            "all",
+            "group:parse",
+            "group:store",
+            "tag:bom",
+            "tag:torn-lines"
+        ]
     );
     let (key, cells) = &m.rows[0];
     assert_eq!(*key, RowKey::All);
@@ -74,6 +80,10 @@ fn rows_are_all_then_groups_then_tags_and_cells_count_by_bucket() {
 #[test]
 fn the_page_keeps_script_text_out_of_its_markup() {
     let html = matrix().html("A <title>");
-    assert_eq!(html.matches("</script>").count(), 2, "only the page's own two script elements close");
+    assert_eq!(
+        html.matches("</script>").count(),
+        2,
+        "only the page's own two script elements close"
+    );
     assert!(html.contains("<title>A &lt;title&gt;</title>"));
 }

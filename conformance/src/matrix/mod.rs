@@ -21,7 +21,7 @@
 mod render;
 
 use std::collections::{BTreeMap, BTreeSet};
-use std::fmt;
+use std::fmt::{self, Write as _};
 use std::path::{Path, PathBuf};
 
 use serde_json::Value;
@@ -490,11 +490,11 @@ pub fn command(args: &ReportArgs) -> Result<String, MatrixError> {
     let mut stdout = String::new();
     if let Some(path) = &args.html {
         write(path, &matrix.html(&args.title))?;
-        stdout.push_str(&format!("wrote {}\n", path.display()));
+        let _ = writeln!(stdout, "wrote {}", path.display());
     }
     if let Some(path) = &args.markdown {
         write(path, &matrix.markdown())?;
-        stdout.push_str(&format!("wrote {}\n", path.display()));
+        let _ = writeln!(stdout, "wrote {}", path.display());
     }
     if args.html.is_none() && args.markdown.is_none() {
         stdout = matrix.markdown();

@@ -211,7 +211,7 @@ impl Matrix {
                     "<td><button class=\"cell\" data-row=\"{row}\" data-col=\"{col}\">"
                 );
                 if cell.cases.is_empty() {
-                    out.push_str("–");
+                    out.push('–');
                 }
                 for bucket in Bucket::ALL {
                     let n = cell.count(bucket);
