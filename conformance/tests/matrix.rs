@@ -89,3 +89,56 @@ fn the_page_keeps_script_text_out_of_its_markup() {
     );
     assert!(html.contains("<title>A &lt;title&gt;</title>"));
 }
+
+fn cli() -> snapbox::cmd::Command {
+    snapbox::cmd::Command::new(snapbox::cmd::cargo_bin!("session-conformance")).env_remove("CI")
+}
+
+#[test]
+fn the_command_prints_markdown_and_writes_both_files() {
+    let stdout = cli()
+        .args([
+            "report",
+            "tests/matrix/impl-a.jsonl",
+            "tests/matrix/impl-b.jsonl",
+            "--corpus",
+            "tests/matrix/corpus",
+        ])
+        .assert()
+        .success()
+        .get_output()
+        .stdout
+        .clone();
+    // Compared as bytes: snapbox would read the `\|` of a Markdown cell as a path separator.
+    assert_eq!(
+        String::from_utf8_lossy(&stdout),
+        std::fs::read_to_string(dir().join("expected.md")).expect("golden")
+    );
+    let out = tempfile::tempdir().expect("temp dir");
+    let (html, md) = (out.path().join("m.html"), out.path().join("m.md"));
+    cli()
+        .args(["report", "tests/matrix/impl-a.jsonl", "--html"])
+        .arg(&html)
+        .arg("--markdown")
+        .arg(&md)
+        .assert()
+        .success();
+    assert!(std::fs::read_to_string(&html).is_ok_and(|t| t.contains("impl-a 1.0 (pi)")));
+    assert!(
+        std::fs::read_to_string(&md).is_ok_and(|t| t.starts_with("| cases | impl-a 1.0 (pi) |"))
+    );
+}
+
+#[test]
+fn a_report_that_is_not_json_is_a_usage_error_naming_the_file() {
+    cli()
+        .args(["report", "tests/matrix.rs", "tests/matrix/impl-a.jsonl"])
+        .assert()
+        .code(2)
+        .stderr_eq("session-conformance: tests/matrix.rs:1: not JSON: [..]\n");
+    cli()
+        .args(["report", "tests/matrix/corpus/store/b/case.json"])
+        .assert()
+        .code(2)
+        .stderr_eq("session-conformance: tests/matrix/corpus/store/b/case.json: no header record; write reports with `run --format json`\n");
+}
