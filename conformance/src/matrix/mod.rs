@@ -308,7 +308,8 @@ pub fn corpus_tags(corpus: &Path) -> Result<Tags, MatrixError> {
                 source,
             })?;
             let path = entry.path();
-            if path.is_dir() {
+            // Folders are entered only when they are real folders, so a link cannot loop.
+            if entry.file_type().is_ok_and(|t| t.is_dir()) {
                 stack.push(path);
             } else if path.file_name().is_some_and(|n| n == "case.json") {
                 let text = std::fs::read_to_string(&path).map_err(|source| MatrixError::Io {
