@@ -11,7 +11,7 @@
 //! lists: ids, globs, tags, entry types, signatures),
 //! [`execute`] (the reference as an adapter), [`adapter`] (processes),
 //! [`runner`] (one case), [`harness`] (a whole run, bless), [`report`] (outputs),
-//! [`inspect`] (the `load`/`context`/`tree` commands), [`sessions`] (the `sessions` command over a real store), [`schema`] (JSON Schemas), [`fuzz`] (generated cases, differential testing).
+//! [`inspect`] (the `load`/`context`/`tree` commands), [`sessions`] (the `sessions` command over a real store), [`schema`] (JSON Schemas), [`fuzz`] (generated cases, differential testing), [`matrix`] (several runs' reports as one conformance matrix: Markdown and HTML).
 //!
 //! ```
 //! use session_conformance::canonical::canonical;
@@ -33,6 +33,7 @@ pub mod guard;
 pub mod harness;
 pub mod inspect;
 pub mod json_writer;
+pub mod matrix;
 pub mod normalize;
 pub mod plan;
 pub mod protocol;

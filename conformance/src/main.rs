@@ -8,8 +8,8 @@ use clap::{Parser, Subcommand};
 mod commands;
 
 use commands::{
-    bless, compaction, context, corpus, fuzz, generate, load, run, schema, serve, sessions, tree,
-    validate,
+    bless, compaction, context, corpus, fuzz, generate, load, report, run, schema, serve, sessions,
+    tree, validate,
 };
 
 /// mimalloc keeps freed memory for reuse: a run allocates and frees the same few
@@ -39,6 +39,12 @@ enum Command {
     Fuzz(fuzz::Args),
     Validate(validate::Args),
     Schema(schema::Args),
+    /// Render the JSON reports of several runs (`run --format json`, one per implementation)
+    /// as one conformance matrix: implementations as columns, case groups and tags as rows.
+    ///
+    /// Writes a self-contained HTML page (--html; a cell opens its cases' diffs and divergence
+    /// reasons) and/or a Markdown table (--markdown; on stdout when neither is given).
+    Report(report::Args),
     Corpus(corpus::Args),
     Load(load::Args),
     Context(context::Args),
@@ -63,6 +69,7 @@ fn main() -> ExitCode {
         Command::Fuzz(args) => fuzz::run(args),
         Command::Validate(args) => validate::run(args),
         Command::Schema(args) => schema::run(args),
+        Command::Report(args) => report::run(&args),
         Command::Corpus(args) => corpus::run(args),
         Command::Load(args) => load::run(&args),
         Command::Context(args) => context::run(&args),

@@ -8,6 +8,7 @@ pub mod corpus;
 pub mod fuzz;
 pub mod generate;
 pub mod load;
+pub mod report;
 pub mod run;
 pub mod schema;
 pub mod serve;

@@ -1,0 +1,664 @@
+#!/usr/bin/env node
+// session-conformance adapter for the real pi implementation:
+// @earendil-works/pi-coding-agent 1.5.2 (SessionManager, buildSessionContext),
+// the pi-mono adapter (../pi-mono/adapter.mjs) moved to the package's new name.
+//
+// Speaks the protocol in conformance/PROTOCOL.md: one JSON object per line on
+// stdin (requests) and stdout (responses). Persistent mode by default;
+// `--one-shot` handles exactly one request and exits.
+//
+// The adapter only calls the library's public API. It never patches or works
+// around the library's behaviour: known hangs (parentId cycles in getBranch /
+// buildSessionContext / getTree) are left to the runner's per-case timeout.
+
+import { mkdirSync, readdirSync, readFileSync } from "node:fs";
+import { join, isAbsolute } from "node:path";
+import { createInterface } from "node:readline";
+
+const IMPLEMENTATION = "pi";
+const VERSION = "1.5.2";
+const PROFILE = "pi";
+// Session stores (PROTOCOL.md "Session stores"): pi 1.5.2, like pi-mono 0.73.1, has no
+// getRecentSessions, no terminal breadcrumbs and no prompt history, so
+// `recent` and `history` are left out and report as skipped.
+// Compaction planning (`compaction`, `branch_summary`) is left out: pi 1.x rebuilt it (session projections,
+// a `streamFn` parameter, summaries sized by the model's output limit) and the planning code below, kept from
+// the pi-mono adapter, is not ported yet (README.md "Not yet ported"); those cases report as skipped.
+const OPERATIONS = ["load", "context", "tree", "apply", "persist", "list", "continue", "resolve"];
+
+// ---------------------------------------------------------------------------
+// stdout belongs to the protocol. Anything else that writes through console
+// (the library, a stray warning) goes to stderr instead.
+// ---------------------------------------------------------------------------
+const protocolOut = process.stdout.write.bind(process.stdout);
+for (const name of ["log", "info", "debug", "warn", "trace", "dir"]) {
+	console[name] = (...args) => {
+		try {
+			process.stderr.write(`${args.map((a) => (typeof a === "string" ? a : safeInspect(a))).join(" ")}\n`);
+		} catch {
+			/* ignore */
+		}
+	};
+}
+function safeInspect(v) {
+	try {
+		return JSON.stringify(v);
+	} catch {
+		return String(v);
+	}
+}
+// Resolves once the line has been handed to the OS. Writes to a pipe can be
+// asynchronous in Node (a large response that fills the pipe is queued), so
+// every response is awaited, and the process only exits after stdout drains.
+function writeLine(text) {
+	return new Promise((resolve) => {
+		try {
+			protocolOut(`${text}\n`, () => resolve());
+		} catch (err) {
+			log(`cannot write to stdout: ${err}`);
+			resolve();
+		}
+	});
+}
+function send(obj) {
+	return writeLine(JSON.stringify(obj));
+}
+async function drainAndExit(code) {
+	if (process.stdout.writableNeedDrain) {
+		await new Promise((resolve) => {
+			process.stdout.once("drain", resolve);
+			process.stdout.once("error", resolve);
+		});
+	}
+	process.exit(code);
+}
+function log(msg) {
+	try {
+		process.stderr.write(`[pi adapter] ${msg}\n`);
+	} catch {
+		/* ignore */
+	}
+}
+
+// Never die on a stray async error: log it and keep serving.
+process.on("uncaughtException", (err) => log(`uncaughtException: ${err && err.stack ? err.stack : err}`));
+process.on("unhandledRejection", (err) => log(`unhandledRejection: ${err && err.stack ? err.stack : err}`));
+
+// The library reads HOME (os.homedir()) and PI_CODING_AGENT_DIR per call
+// (config.js getAgentDir()), not at import time; the import itself writes
+// nothing to the home directory. Importing once is therefore fine; the
+// per-request values are set before every library call.
+let lib;
+async function loadLibrary() {
+	if (!lib) {
+		lib = await import("@earendil-works/pi-coding-agent");
+		restoreDefaultSignals();
+	}
+	return lib;
+}
+
+// Importing the package pulls in `signal-exit`, which installs JavaScript
+// listeners for SIGTERM/SIGINT/SIGHUP/... A JavaScript listener cannot run
+// while the library spins in one of its known infinite loops (a parentId
+// cycle in getBranch/buildSessionContext), so a hung adapter would ignore the
+// runner's SIGTERM and only die to SIGKILL. Removing those process-level
+// listeners restores the default "terminate" action. It changes nothing in
+// the session library's behaviour (they only run exit hooks for the TUI).
+function restoreDefaultSignals() {
+	for (const sig of ["SIGTERM", "SIGINT", "SIGHUP", "SIGQUIT"]) {
+		try {
+			process.removeAllListeners(sig);
+		} catch {
+			/* ignore */
+		}
+	}
+}
+
+// ---------------------------------------------------------------------------
+// Errors
+// ---------------------------------------------------------------------------
+class ProtocolError extends Error {}
+
+function errorKind(err) {
+	const message = err && typeof err.message === "string" ? err.message : String(err);
+	if (/^Entry [\s\S]* not found$/.test(message)) return "not_found";
+	if (message.startsWith("Cannot fork: source session file is empty or invalid")) return "invalid_source";
+	return "exception";
+}
+function errorObject(err) {
+	const message = err && typeof err.message === "string" ? err.message : String(err);
+	const name = err && typeof err.name === "string" ? err.name : "Error";
+	return { kind: errorKind(err), message: name && name !== "Error" ? `${name}: ${message}` : message };
+}
+
+// ---------------------------------------------------------------------------
+// Per-request environment
+// ---------------------------------------------------------------------------
+function enterCaseDir(dir) {
+	if (typeof dir !== "string" || !isAbsolute(dir)) throw new ProtocolError(`request.dir must be an absolute path, got ${JSON.stringify(dir)}`);
+	const home = join(dir, "home");
+	const agentDir = join(home, ".pi", "agent");
+	mkdirSync(agentDir, { recursive: true });
+	process.chdir(dir);
+	process.env.HOME = home;
+	process.env.PI_CODING_AGENT_DIR = agentDir;
+	return { sessionDir: join(dir, "sessions") };
+}
+
+function openSession(SessionManager, file, sessionDir) {
+	if (typeof file !== "string") throw new ProtocolError(`args.file must be a string, got ${JSON.stringify(file)}`);
+	// The working directory is the case dir, so a relative name resolves there,
+	// exactly as a user resuming `pi --session session.jsonl` from that dir.
+	return SessionManager.open(file, sessionDir);
+}
+
+// ---------------------------------------------------------------------------
+// Operations
+// ---------------------------------------------------------------------------
+function opLoad(L, args, env) {
+	const sm = openSession(L.SessionManager, args.file, env.sessionDir);
+	return { header: sm.getHeader(), entries: sm.getEntries(), leafId: sm.getLeafId() ?? null };
+}
+
+function opContext(L, args, env) {
+	const sm = openSession(L.SessionManager, args.file, env.sessionDir);
+	// absent: the session's own leaf after load; null: null; string: as given.
+	const leafId = Object.hasOwn(args, "leafId") ? args.leafId : sm.getLeafId();
+	return L.buildSessionContext(sm.getEntries(), leafId);
+}
+
+function opTree(L, args, env) {
+	const sm = openSession(L.SessionManager, args.file, env.sessionDir);
+	const roots = sm.getTree();
+	const nodes = [];
+	// Pre-order, without recursion: an explicit stack, children pushed reversed.
+	const stack = [];
+	for (let i = roots.length - 1; i >= 0; i--) stack.push(roots[i]);
+	while (stack.length > 0) {
+		const node = stack.pop();
+		const entry = node.entry;
+		const children = node.children;
+		nodes.push({
+			id: entry.id ?? null,
+			parentId: entry.parentId ?? null,
+			type: entry.type ?? null,
+			label: node.label ?? null,
+			children: children.map((c) => c.entry.id ?? null),
+		});
+		for (let i = children.length - 1; i >= 0; i--) stack.push(children[i]);
+	}
+	return { nodes };
+}
+
+// Replace every {"$result": N} (an object with exactly that one key) by the
+// raw value returned by step N. Iterative, so deep arguments cannot overflow.
+function substituteResults(value, returns) {
+	const isRef = (v) =>
+		v !== null && typeof v === "object" && !Array.isArray(v) && Object.keys(v).length === 1 && Object.hasOwn(v, "$result");
+	const resolveRef = (v) => {
+		const n = v.$result;
+		if (!Number.isInteger(n) || n < 0 || n >= returns.length) throw new ProtocolError(`bad $result reference ${JSON.stringify(n)}`);
+		return returns[n];
+	};
+	if (isRef(value)) return resolveRef(value);
+	if (value === null || typeof value !== "object") return value;
+	const root = Array.isArray(value) ? [...value] : { ...value };
+	const stack = [root];
+	while (stack.length > 0) {
+		const obj = stack.pop();
+		for (const key of Object.keys(obj)) {
+			const v = obj[key];
+			if (isRef(v)) obj[key] = resolveRef(v);
+			else if (v !== null && typeof v === "object") {
+				const copy = Array.isArray(v) ? [...v] : { ...v };
+				obj[key] = copy;
+				stack.push(copy);
+			}
+		}
+	}
+	return root;
+}
+
+const UNSUPPORTED_CALLS = new Set(["appendTtsrInjection", "appendSessionInit", "appendModeChange"]);
+
+// Absent step keys stay `undefined` (JSON cannot say undefined); an explicit
+// null is passed as null. That is what the library distinguishes.
+function runStep(sm, step) {
+	switch (step.call) {
+		case "appendMessage":
+			return sm.appendMessage(step.message);
+		case "appendThinkingLevelChange":
+			return sm.appendThinkingLevelChange(step.thinkingLevel);
+		case "appendModelChange":
+			return sm.appendModelChange(step.provider, step.modelId);
+		case "appendCompaction":
+			return sm.appendCompaction(step.summary, step.firstKeptEntryId, step.tokensBefore, step.details, step.fromHook);
+		case "appendCustomEntry":
+			return sm.appendCustomEntry(step.customType, step.data);
+		case "appendCustomMessageEntry":
+			return sm.appendCustomMessageEntry(step.customType, step.content, step.display, step.details);
+		case "appendLabelChange":
+			return sm.appendLabelChange(step.targetId, step.label);
+		case "appendSessionInfo":
+			return sm.appendSessionInfo(step.name);
+		case "branch":
+			return sm.branch(step.id);
+		case "resetLeaf":
+			return sm.resetLeaf();
+		case "branchWithSummary":
+			return sm.branchWithSummary(step.fromId, step.summary, step.details, step.fromHook);
+		case "createBranchedSession":
+			return sm.createBranchedSession(step.leafId);
+		case "flush":
+			// pi-mono has no flush: every write is a synchronous appendFileSync /
+			// writeFileSync, so the files are already on disk.
+			return undefined;
+		default:
+			if (UNSUPPORTED_CALLS.has(step.call)) {
+				const e = new Error("unsupported call");
+				throw e;
+			}
+			throw new Error(`unknown call ${JSON.stringify(step.call)}`);
+	}
+}
+
+async function opApply(L, args, env) {
+	const { SessionManager } = L;
+	const steps = Array.isArray(args.steps) ? args.steps : [];
+	let sm;
+	if (args.open === null || args.open === undefined) {
+		sm = SessionManager.create(args.cwd, env.sessionDir);
+	} else {
+		sm = openSession(SessionManager, args.open, env.sessionDir);
+	}
+	const returns = []; // raw return values, for {"$result": N}
+	const results = []; // what the response reports
+	for (let i = 0; i < steps.length; i++) {
+		let raw;
+		try {
+			const step = substituteResults(steps[i], returns);
+			if (step === null || typeof step !== "object") throw new ProtocolError(`step ${i} is not an object`);
+			raw = runStep(sm, step);
+			if (raw && typeof raw.then === "function") raw = await raw;
+			results.push(raw === undefined ? null : raw);
+		} catch (err) {
+			raw = undefined;
+			results.push({ error: errorObject(err) });
+		}
+		returns.push(raw);
+	}
+	// Nothing to flush or close: pi-mono writes synchronously.
+	return { results, leafId: sm.getLeafId() ?? null };
+}
+
+function opPersist(L, args, env) {
+	const sm = L.SessionManager.create("/proj", env.sessionDir);
+	const first = sm.appendMessage({ role: "user", content: "go", timestamp: 1 });
+	const second = sm.appendMessage(args.message);
+	return { results: [first, second] };
+}
+
+// ---------------------------------------------------------------------------
+// Session stores: list, continue, resolve
+// ---------------------------------------------------------------------------
+
+// Point the library at <dir>/<agent_dir>: config.js getAgentDir() reads
+// PI_CODING_AGENT_DIR on every call, so SessionManager.list (via
+// getDefaultSessionDir), listAll (getSessionsDir) and continueRecent use it.
+function enterStore(dir, args) {
+	const agentDir = join(dir, typeof args.agent_dir === "string" ? args.agent_dir : "agent");
+	process.env.PI_CODING_AGENT_DIR = agentDir;
+	const cwd = typeof args.cwd === "string" ? args.cwd : "/";
+	const sessionDir = typeof args.session_dir === "string" ? join(dir, args.session_dir) : undefined;
+	return { agentDir, cwd, sessionDir };
+}
+
+async function opList(L, args, _env, dir) {
+	const { cwd, sessionDir } = enterStore(dir, args);
+	const sessions = args.all === true ? await L.SessionManager.listAll() : await L.SessionManager.list(cwd, sessionDir);
+	// Dates serialise through Date.prototype.toJSON: ISO strings, null for an Invalid Date.
+	return { sessions };
+}
+
+// Every regular file under `root`, to tell an opened file from a new one.
+function filesUnder(root) {
+	const out = new Set();
+	const stack = [root];
+	while (stack.length > 0) {
+		const d = stack.pop();
+		let entries;
+		try {
+			entries = readdirSync(d, { withFileTypes: true });
+		} catch {
+			continue;
+		}
+		for (const e of entries) {
+			const p = join(d, e.name);
+			if (e.isDirectory()) stack.push(p);
+			else if (e.isFile()) out.add(p);
+		}
+	}
+	return out;
+}
+
+function opContinue(L, args, _env, dir) {
+	const { cwd, sessionDir } = enterStore(dir, args);
+	// pi-mono has no terminal breadcrumbs: args.env is not consulted by the library.
+	const before = filesUnder(dir);
+	const sm = L.SessionManager.continueRecent(cwd, sessionDir);
+	const file = sm.getSessionFile() ?? null;
+	return { file, new: file === null || !before.has(file) };
+}
+
+// Replica of pi 1.5.2's `resolveSessionPath(sessionArg, cwd, sessionDir)`,
+// an unexported function in node_modules/@earendil-works/pi-coding-agent/dist/main.js
+// (lines 233-262, with `findLocalSessionByExactId`). It calls only the public
+// SessionManager.findById / list / listAll and `resolvePath` of dist/utils/paths.js.
+// Differences from 0.73.1: a path is resolved against cwd, an exact local id is found
+// from the headers first, listAll is given the session dir, and a global exact id wins
+// over a prefix match.
+let pathsModule;
+async function resolveSessionPath(SessionManager, sessionArg, cwd, sessionDir) {
+	if (!pathsModule) {
+		pathsModule = await import(new URL("./node_modules/@earendil-works/pi-coding-agent/dist/utils/paths.js", import.meta.url).href);
+	}
+	if (sessionArg.includes("/") || sessionArg.includes("\\") || sessionArg.endsWith(".jsonl")) {
+		return { type: "path", path: pathsModule.resolvePath(sessionArg, cwd) };
+	}
+	const exact = SessionManager.findById(cwd, sessionArg, sessionDir);
+	if (exact) {
+		return { type: "local", path: exact };
+	}
+	const localSessions = await SessionManager.list(cwd, sessionDir);
+	const localMatch = localSessions.find((s) => s.id.startsWith(sessionArg));
+	if (localMatch) {
+		return { type: "local", path: localMatch.path };
+	}
+	const allSessions = await SessionManager.listAll(sessionDir);
+	const globalMatch = allSessions.find((s) => s.id === sessionArg) ?? allSessions.find((s) => s.id.startsWith(sessionArg));
+	if (globalMatch) {
+		return { type: "global", path: globalMatch.path, cwd: globalMatch.cwd };
+	}
+	return { type: "not_found", arg: sessionArg };
+}
+
+// The CLI's decision on `--session <value>`, dist/main.js createSessionManager
+// (lines 353-371): path/local -> SessionManager.open; global -> "Fork this
+// session into current directory?" (yes -> forkFrom, no -> print "Aborted.",
+// exit 0); not_found -> print "No session found matching '<arg>'", exit 1.
+// The adapter reports the decision; on a yes to the fork question it forks, as the CLI does.
+async function opResolve(L, args, _env, dir) {
+	const { cwd, sessionDir } = enterStore(dir, args);
+	const value = typeof args.value === "string" ? args.value : "";
+	const resolved = await resolveSessionPath(L.SessionManager, value, cwd, sessionDir);
+	switch (resolved.type) {
+		case "path":
+		case "local":
+			return { match: resolved.type, action: "open", path: resolved.path };
+		case "global":
+			if (args.fork === true) {
+				const forked = L.SessionManager.forkFrom(resolved.path, cwd, sessionDir);
+				return { match: "global", action: "fork", path: resolved.path, file: forked.getSessionFile() };
+			}
+			return { match: "global", action: "stop", message: "Aborted.", error: false };
+		default:
+			return { match: "none", action: "stop", message: `No session found matching '${resolved.arg}'`, error: true };
+	}
+}
+
+// ---------------------------------------------------------------------------
+// Compaction planning (PROTOCOL.md "Compaction planning"): the real functions
+// of dist/core/compaction/, with a stub model that records each request and
+// answers the case's stubSummary.
+// ---------------------------------------------------------------------------
+const STUB_API = "session-conformance-stub";
+const stub = { text: "", calls: [] };
+let planning;
+async function loadPlanning() {
+	if (!planning) {
+		const pkg = new URL("./node_modules/@earendil-works/pi-coding-agent/dist/core/compaction/", import.meta.url);
+		const [C, B, U, ai] = await Promise.all([
+			import(new URL("compaction.js", pkg).href),
+			import(new URL("branch-summarization.js", pkg).href),
+			import(new URL("utils.js", pkg).href),
+			import("@earendil-works/pi-ai/compat"), // registerApiProvider moved to the compat entry in 1.x
+		]);
+		const streamSimple = (model, context, options) => {
+			stub.calls.push({ context, options });
+			const message = {
+				role: "assistant",
+				content: [{ type: "text", text: stub.text }],
+				api: STUB_API,
+				provider: "stub",
+				model: model.id,
+				usage: { input: 0, output: 0, cacheRead: 0, cacheWrite: 0, totalTokens: 0, cost: { input: 0, output: 0, cacheRead: 0, cacheWrite: 0, total: 0 } },
+				stopReason: "stop",
+				timestamp: 0,
+			};
+			return {
+				result: async () => message,
+				async *[Symbol.asyncIterator]() {
+					yield { type: "done", reason: "stop", message };
+				},
+			};
+		};
+		ai.registerApiProvider({ api: STUB_API, stream: streamSimple, streamSimple }, "session-conformance");
+		planning = { C, B, U };
+	}
+	return planning;
+}
+function stubModel(contextWindow) {
+	return {
+		id: "stub",
+		name: "stub",
+		api: STUB_API,
+		provider: "stub",
+		baseUrl: "",
+		reasoning: false,
+		input: ["text"],
+		cost: { input: 0, output: 0, cacheRead: 0, cacheWrite: 0 },
+		contextWindow,
+		maxTokens: 4096,
+	};
+}
+// The protocol's view of one recorded request: which prompt, the conversation,
+// the previous summary and the custom instructions, read back from the prompt text.
+const PROMPT_STARTS = [
+	["summary", "The messages above are a conversation to summarize"],
+	["update", "The messages above are NEW"],
+	["turnPrefix", "This is the PREFIX of a turn"],
+	["branch", "Create a structured summary of this conversation branch"],
+];
+function describeRequest(call) {
+	const text = call.context.messages[0].content[0].text;
+	const close = "\n</conversation>\n\n";
+	const end = text.lastIndexOf(close);
+	const out = { prompt: "custom", conversation: text.slice("<conversation>\n".length, end) };
+	let rest = text.slice(end + close.length);
+	if (rest.startsWith("<previous-summary>\n")) {
+		const stop = rest.lastIndexOf("\n</previous-summary>\n\n");
+		out.previousSummary = rest.slice("<previous-summary>\n".length, stop);
+		rest = rest.slice(stop + "\n</previous-summary>\n\n".length);
+	}
+	const known = PROMPT_STARTS.find(([, start]) => rest.startsWith(start));
+	const focus = rest.lastIndexOf("\n\nAdditional focus: ");
+	if (known) {
+		out.prompt = known[0];
+		if (focus >= 0) out.customInstructions = rest.slice(focus + "\n\nAdditional focus: ".length);
+	} else {
+		out.customInstructions = rest;
+	}
+	out.maxTokens = call.options.maxTokens;
+	return out;
+}
+function fileOpsJson(fileOps) {
+	return { read: [...fileOps.read], written: [...fileOps.written], edited: [...fileOps.edited] };
+}
+
+async function opCompaction(L, args, env) {
+	const { C } = await loadPlanning();
+	const sm = openSession(L.SessionManager, args.file, env.sessionDir);
+	const leafId = Object.hasOwn(args, "leafId") ? args.leafId : sm.getLeafId();
+	const path = leafId ? sm.getBranch(leafId) : [];
+	const settings = { ...C.DEFAULT_COMPACTION_SETTINGS, ...(args.settings ?? {}) };
+	const contextTokens = C.estimateContextTokens(L.buildSessionContext(path).messages).tokens;
+	let start = 0;
+	for (let i = path.length - 1; i >= 0; i--) {
+		if (path[i].type === "compaction") {
+			start = i + 1;
+			break;
+		}
+	}
+	const cutPoint = C.findCutPoint(path, start, path.length, settings.keepRecentTokens);
+	const prep = C.prepareCompaction(path, settings);
+	let preparation = null;
+	let request = [];
+	let result = null;
+	if (prep) {
+		const { settings: _settings, fileOps, ...rest } = prep;
+		preparation = { ...rest, fileOps: fileOpsJson(fileOps) };
+		stub.text = args.stubSummary ?? "";
+		stub.calls = [];
+		result = await C.compact(prep, stubModel(args.contextWindow ?? 0), "stub-key", undefined, args.customInstructions);
+		request = stub.calls.map(describeRequest);
+	}
+	return {
+		contextTokens,
+		shouldCompact: C.shouldCompact(contextTokens, args.contextWindow ?? 0, settings),
+		cutPoint,
+		preparation,
+		request,
+		result,
+	};
+}
+
+async function opBranchSummary(L, args, env) {
+	const { B } = await loadPlanning();
+	const sm = openSession(L.SessionManager, args.file, env.sessionDir);
+	const oldLeafId = Object.hasOwn(args, "oldLeafId") ? args.oldLeafId : sm.getLeafId();
+	const { entries, commonAncestorId } = B.collectEntriesForBranchSummary(sm, oldLeafId, args.targetId);
+	const model = stubModel(args.contextWindow ?? 0);
+	const reserveTokens = args.reserveTokens ?? 16384;
+	const prep = B.prepareBranchEntries(entries, (model.contextWindow || 128000) - reserveTokens);
+	stub.text = args.stubSummary ?? "";
+	stub.calls = [];
+	const result = await B.generateBranchSummary(entries, {
+		model,
+		apiKey: "stub-key",
+		signal: new AbortController().signal,
+		customInstructions: args.customInstructions,
+		reserveTokens,
+	});
+	return {
+		entries: entries.map((e) => e.id),
+		commonAncestorId,
+		preparation: { messages: prep.messages, fileOps: fileOpsJson(prep.fileOps), totalTokens: prep.totalTokens },
+		request: stub.calls.map(describeRequest),
+		result,
+	};
+}
+
+const OPS = {
+	load: opLoad,
+	context: opContext,
+	tree: opTree,
+	apply: opApply,
+	persist: opPersist,
+	list: opList,
+	continue: opContinue,
+	resolve: opResolve,
+	compaction: opCompaction,
+	branch_summary: opBranchSummary,
+};
+
+async function handleRequest(req) {
+	const caseId = req.case ?? null;
+	try {
+		const op = OPS[req.op];
+		if (!op) return { type: "response", case: caseId, unsupported: true };
+		const args = req.args && typeof req.args === "object" ? req.args : {};
+		const L = await loadLibrary();
+		const env = enterCaseDir(req.dir);
+		const ok = await op(L, args, env, req.dir);
+		// Serialise here so a value JSON cannot hold (BigInt, a cycle) becomes an
+		// error response instead of a crash.
+		const line = JSON.stringify({ type: "response", case: caseId, ok });
+		return line;
+	} catch (err) {
+		if (!(err instanceof ProtocolError)) log(`case ${caseId}: ${err && err.stack ? err.stack : err}`);
+		return { type: "response", case: caseId, error: errorObject(err) };
+	}
+}
+
+function writeResponse(resp) {
+	return typeof resp === "string" ? writeLine(resp) : send(resp);
+}
+
+function parseLine(line) {
+	try {
+		return { msg: JSON.parse(line) };
+	} catch (err) {
+		return { err };
+	}
+}
+
+function helloMessage() {
+	return {
+		type: "hello",
+		implementation: IMPLEMENTATION,
+		version: VERSION,
+		profile: PROFILE,
+		operations: OPERATIONS,
+		capabilities: [],
+	};
+}
+
+async function persistent() {
+	const rl = createInterface({ input: process.stdin, crlfDelay: Infinity, terminal: false });
+	for await (const rawLine of rl) {
+		const line = rawLine.trim();
+		if (!line) continue;
+		const { msg, err } = parseLine(line);
+		if (err || msg === null || typeof msg !== "object") {
+			log(`unparseable message: ${line.slice(0, 200)}`);
+			await send({ type: "response", case: null, error: { kind: "exception", message: "unparseable message" } });
+			continue;
+		}
+		if (msg.type === "hello") {
+			try {
+				await loadLibrary(); // say hello only once the library is ready
+			} catch (e) {
+				log(`cannot import @earendil-works/pi-coding-agent: ${e && e.stack ? e.stack : e}`);
+			}
+			await send(helloMessage());
+		} else if (msg.type === "bye") {
+			rl.close();
+			await drainAndExit(0);
+		} else if (msg.type === "request") {
+			await writeResponse(await handleRequest(msg));
+		} else {
+			log(`ignoring message of type ${JSON.stringify(msg.type)}`);
+		}
+	}
+	await drainAndExit(0);
+}
+
+async function oneShot() {
+	let text = "";
+	try {
+		text = readFileSync(0, "utf8");
+	} catch (e) {
+		log(`cannot read stdin: ${e}`);
+	}
+	const line = text.split("\n").find((l) => l.trim() !== "") ?? "";
+	const { msg, err } = parseLine(line.trim());
+	if (err || msg === null || typeof msg !== "object") {
+		await send({ type: "response", case: null, error: { kind: "exception", message: "unparseable request" } });
+	} else {
+		await writeResponse(await handleRequest(msg));
+	}
+	await drainAndExit(0);
+}
+
+if (process.argv.includes("--one-shot")) oneShot();
+else persistent();

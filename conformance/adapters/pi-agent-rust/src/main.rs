@@ -1,0 +1,3 @@
+fn main() {
+    let _ = std::any::type_name::<pi_agent_rust::session::SessionManager>;
+}
