@@ -169,9 +169,13 @@ function opContext(L, args, env) {
 
 function opTree(L, args, env) {
 	const sm = openSession(L.SessionManager, args.file, env.sessionDir);
-	const roots = sm.getTree();
+	return { nodes: flatTree(sm.getTree()) };
+}
+
+// getTree's nested nodes as the protocol's flat pre-order list. Without recursion:
+// an explicit stack, children pushed reversed.
+function flatTree(roots) {
 	const nodes = [];
-	// Pre-order, without recursion: an explicit stack, children pushed reversed.
 	const stack = [];
 	for (let i = roots.length - 1; i >= 0; i--) stack.push(roots[i]);
 	while (stack.length > 0) {
@@ -187,7 +191,7 @@ function opTree(L, args, env) {
 		});
 		for (let i = children.length - 1; i >= 0; i--) stack.push(children[i]);
 	}
-	return { nodes };
+	return nodes;
 }
 
 // Replace every {"$result": N} (an object with exactly that one key) by the
@@ -249,6 +253,26 @@ function runStep(sm, step) {
 			return sm.branchWithSummary(step.fromId, step.summary, step.details, step.fromHook);
 		case "createBranchedSession":
 			return sm.createBranchedSession(step.leafId);
+		// Queries (PROTOCOL.md "Queries"): what the manager holds at this step.
+		case "getLeafId":
+			return sm.getLeafId() ?? null;
+		case "getHeader":
+			return sm.getHeader();
+		case "getEntry":
+			return sm.getEntry(step.id) ?? null;
+		case "getEntries":
+			return sm.getEntries();
+		case "getBranch":
+		case "getPath":
+			return sm.getBranch(step.fromId);
+		case "getChildren":
+			return sm.getChildren(step.parentId);
+		case "getLabel":
+			return sm.getLabel(step.id) ?? null;
+		case "getTree":
+			return flatTree(sm.getTree());
+		case "buildSessionContext":
+			return sm.buildSessionContext();
 		case "flush":
 			// pi-mono has no flush: every write is a synchronous appendFileSync /
 			// writeFileSync, so the files are already on disk.
