@@ -159,6 +159,16 @@ pub fn validate_reader(
         return (findings.list, profile);
     }
     let (profile, parsed, shift) = read_session(&bytes, options.profile);
+    // No line is JSON: one finding for the file, not one per line.
+    if matches!(&parsed.header, Err(e) if e.kind == HeaderErrorKind::NotJson) {
+        let what = if bytes.contains(&0) {
+            "not a session file: it holds binary data and no line of it is JSON"
+        } else {
+            "not a session file: no line of it is JSON"
+        };
+        findings.add(0, Level::Error, what.into(), None, None);
+        return (findings.list, profile);
+    }
     let lines = LineIndex::new(&parsed.text);
     for diagnostic in &parsed.diagnostics {
         if let Some(message) = loader_finding(diagnostic.kind) {
@@ -787,5 +797,29 @@ mod tests {
             findings[0].starts_with("f:4: error: parentId \"zz\""),
             "{findings:#?}"
         );
+    }
+
+    #[test]
+    fn a_file_with_no_json_line_is_one_finding() {
+        let options = Options {
+            profile: None,
+            blob_dir: None,
+        };
+        let mut binary: Vec<u8> = (0..=255u8).cycle().take(64 * 1024).collect();
+        binary.extend(b"\nmore\n");
+        for (bytes, want) in [
+            (
+                binary,
+                "f:0: error: not a session file: it holds binary data and no line of it is JSON",
+            ),
+            (
+                b"hello\nworld\n".to_vec(),
+                "f:0: error: not a session file: no line of it is JSON",
+            ),
+        ] {
+            let (findings, _) = validate_reader("f", &bytes[..], &Schemas::new(), &options);
+            let findings: Vec<String> = findings.iter().map(ToString::to_string).collect();
+            assert_eq!(findings, [want]);
+        }
     }
 }
