@@ -71,6 +71,19 @@ impl Place {
         }
     }
 
+    /// For an empty listing, where it looked: `(none in DIR)`.
+    fn nothing_found(&self, all: bool, empty: bool) -> String {
+        if !empty {
+            return String::new();
+        }
+        let dir = if all && !self.profile.dialect().flat_sessions {
+            self.store.sessions_root()
+        } else {
+            self.scope().local_dir()
+        };
+        format!("(none in {})\n", printable(&dir.display().to_string()))
+    }
+
     /// The session files `list` reads: this project's, or every project's.
     pub fn files(&self, all: bool) -> Vec<PathBuf> {
         if self.profile.dialect().flat_sessions {
@@ -91,7 +104,8 @@ pub fn list_quick(place: &Place, all: bool, json: bool) -> String {
         // A flat store (003) is told apart by each header's cwd: the whole-file listing reads it.
         return list_full(place, all, json);
     }
-    let sessions = recent::summaries(&place.files(all));
+    let files = place.files(all);
+    let sessions = recent::summaries(&files);
     if json {
         let rows: Vec<Value> = sessions.iter().map(summary_json).collect();
         return format!("{}\n", Value::Array(rows));
@@ -108,7 +122,14 @@ pub fn list_quick(place: &Place, all: bool, json: bool) -> String {
             ]
         })
         .collect();
-    table(&rows)
+    // The quick view's name and time are the welcome screen's (omp getRecentSessions).
+    let head = [
+        "ID",
+        "NAME (title or first prompt)",
+        "MESSAGES",
+        "FILE MODIFIED",
+    ];
+    table(head, &rows) + &place.nothing_found(all, rows.is_empty())
 }
 
 fn summary_json(s: &RecentSession) -> Value {
@@ -139,7 +160,19 @@ pub fn list_full(place: &Place, all: bool, json: bool) -> String {
             ]
         })
         .collect();
-    table(&rows)
+    // The resume picker's name and time (SessionInfo): pi's time is the last activity.
+    let modified = if place.profile == Profile::Pi {
+        "LAST MESSAGE (else created)"
+    } else {
+        "FILE MODIFIED"
+    };
+    let head = [
+        "ID",
+        "NAME (name, title or first message)",
+        "MESSAGES",
+        modified,
+    ];
+    table(head, &rows) + &place.nothing_found(all, rows.is_empty())
 }
 
 /// A SessionInfo's name for the table: name, title, first message, on one line.
@@ -154,8 +187,7 @@ fn display_name(info: &SessionInfo) -> String {
 }
 
 /// The `sessions list` table: one row per session, columns padded, a count last.
-fn table(rows: &[[String; 4]]) -> String {
-    let head = ["ID", "NAME", "MESSAGES", "MODIFIED"];
+fn table(head: [&str; 4], rows: &[[String; 4]]) -> String {
     let mut widths = head.map(str::len);
     for row in rows {
         for (w, cell) in widths.iter_mut().zip(row) {
@@ -351,7 +383,7 @@ mod tests {
         let p = place(tmp.path(), Profile::Pi);
         let quick = list_quick(&p, false, false);
         assert!(quick.starts_with("ID"), "{quick}");
-        assert!(quick.contains("aaaa1111  first prompt   1"), "{quick}");
+        assert!(quick.contains("aaaa1111  first prompt                  1"), "{quick}");
         assert!(quick.ends_with("2 session(s)\n"), "{quick}");
         let full: Value = serde_json::from_str(&list_full(&p, true, true)).expect("json");
         assert_eq!(full.as_array().map(Vec::len), Some(2));

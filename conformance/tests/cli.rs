@@ -575,3 +575,69 @@ fn context_at_an_unknown_leaf_is_the_context_at_the_last_entry_with_a_note() {
             "session-conformance: {SMALL}: entry deadbeef not found; this is the context at the last entry, as buildSessionContext gives it\n"
         ));
 }
+
+#[test]
+fn sessions_list_headers_say_what_each_view_shows_and_an_empty_list_names_its_folder() {
+    let agent = "../corpus/cases/store/resolve-ambiguous-prefix/input/agent";
+    let list = |extra: &[&str]| {
+        let out = cli()
+            .args([
+                "sessions",
+                "--agent-dir",
+                agent,
+                "--cwd",
+                "/proj",
+                "--profile",
+                "pi",
+                "list",
+            ])
+            .args(extra)
+            .assert()
+            .success()
+            .get_output()
+            .stdout
+            .clone();
+        String::from_utf8(out).unwrap()
+    };
+    let quick = list(&[]);
+    assert!(quick.starts_with("ID "), "{quick}");
+    assert!(
+        quick
+            .lines()
+            .next()
+            .unwrap()
+            .contains("NAME (title or first prompt)"),
+        "{quick}"
+    );
+    assert!(
+        quick.lines().next().unwrap().ends_with("FILE MODIFIED"),
+        "{quick}"
+    );
+    let full = list(&["--full"]);
+    let head = full.lines().next().unwrap();
+    assert!(
+        head.contains("NAME (name, title or first message)"),
+        "{full}"
+    );
+    assert!(head.ends_with("LAST MESSAGE (else created)"), "{full}");
+    let empty = tempfile::tempdir().unwrap();
+    let out = cli()
+        .args([
+            "sessions",
+            "--cwd",
+            "/proj",
+            "--profile",
+            "pi",
+            "--agent-dir",
+        ])
+        .arg(empty.path())
+        .arg("list")
+        .assert()
+        .success()
+        .get_output()
+        .stdout
+        .clone();
+    let out = String::from_utf8(out).unwrap();
+    assert!(out.contains("0 session(s)\n(none in "), "{out}");
+    assert!(out.contains(&empty.path().display().to_string()), "{out}");
+}
