@@ -383,7 +383,10 @@ mod tests {
         let p = place(tmp.path(), Profile::Pi);
         let quick = list_quick(&p, false, false);
         assert!(quick.starts_with("ID"), "{quick}");
-        assert!(quick.contains("aaaa1111  first prompt                  1"), "{quick}");
+        assert!(
+            quick.contains("aaaa1111  first prompt                  1"),
+            "{quick}"
+        );
         assert!(quick.ends_with("2 session(s)\n"), "{quick}");
         let full: Value = serde_json::from_str(&list_full(&p, true, true)).expect("json");
         assert_eq!(full.as_array().map(Vec::len), Some(2));
