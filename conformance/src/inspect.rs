@@ -67,10 +67,17 @@ fn is_pipe(_kind: fs::FileType) -> bool {
     false
 }
 
-/// Opens `file` with the reference over a read-only view of the disk, reading it once.
+/// Opens `file` with the reference over a read-only view of the disk, reading it once;
+/// `profile` `None` decides it from the content ([`crate::validate::profile_of`]).
 /// A line nested deeper than [`crate::guard::MAX_NESTING`] is refused with its number.
-pub fn open(file: &Path, profile: Profile) -> Result<SessionManager, InspectError> {
+pub fn open(
+    file: &Path,
+    profile: impl Into<Option<Profile>>,
+) -> Result<SessionManager, InspectError> {
     let bytes = read_input(file)?;
+    let profile = profile
+        .into()
+        .unwrap_or_else(|| crate::validate::profile_of(&bytes));
     let fail = |message: String| InspectError {
         file: file.display().to_string(),
         message,
@@ -89,7 +96,7 @@ pub fn open(file: &Path, profile: Profile) -> Result<SessionManager, InspectErro
 }
 
 /// `{header, entries, leafId, diagnostics, migrated}`.
-pub fn load(file: &Path, profile: Profile) -> Result<Value, InspectError> {
+pub fn load(file: &Path, profile: impl Into<Option<Profile>>) -> Result<Value, InspectError> {
     Ok(execute::load_output(&open(file, profile)?))
 }
 
@@ -121,7 +128,7 @@ pub fn leaf_choice<'a>(
 /// The context JSON at `leaf` (`None`: the session's leaf).
 pub fn context(
     file: &Path,
-    profile: Profile,
+    profile: impl Into<Option<Profile>>,
     leaf: Option<Option<&str>>,
 ) -> Result<Value, InspectError> {
     let sm = open(file, profile)?;
@@ -130,7 +137,7 @@ pub fn context(
 }
 
 /// The tree as flat JSON nodes.
-pub fn tree_json(file: &Path, profile: Profile) -> Result<Value, InspectError> {
+pub fn tree_json(file: &Path, profile: impl Into<Option<Profile>>) -> Result<Value, InspectError> {
     Ok(execute::tree_output(&open(file, profile)?)["nodes"].clone())
 }
 
@@ -138,7 +145,7 @@ pub fn tree_json(file: &Path, profile: Profile) -> Result<Value, InspectError> {
 const MAX_LEVELS: usize = 24;
 
 /// The tree as an indented picture: a branch point indents its children; the leaf is marked.
-pub fn tree_text(file: &Path, profile: Profile) -> Result<String, InspectError> {
+pub fn tree_text(file: &Path, profile: impl Into<Option<Profile>>) -> Result<String, InspectError> {
     let sm = open(file, profile)?;
     let nodes = sm.get_tree();
     // Pre-order: a node's parent is printed first and leaves it its prefix and connector.

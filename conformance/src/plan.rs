@@ -33,10 +33,10 @@ pub const SUMMARY_PLACEHOLDER: &str = "(summary)";
 /// The plan as the `compaction` operation's JSON output.
 pub fn compaction_json(
     file: &Path,
-    profile: Profile,
+    profile: impl Into<Option<Profile>>,
     options: &PlanOptions,
 ) -> Result<Value, InspectError> {
-    let (entries, leaf) = read(file, profile)?;
+    let (entries, leaf, profile) = read(file, profile)?;
     let leaf = options.leaf.clone().or(leaf);
     Ok(plan(&entries, leaf.as_deref(), &args(options), profile))
 }
@@ -45,10 +45,10 @@ pub fn compaction_json(
 /// and kept, the file lists and the model requests.
 pub fn compaction_text(
     file: &Path,
-    profile: Profile,
+    profile: impl Into<Option<Profile>>,
     options: &PlanOptions,
 ) -> Result<String, InspectError> {
-    let (entries, leaf) = read(file, profile)?;
+    let (entries, leaf, profile) = read(file, profile)?;
     let leaf = options.leaf.clone().or(leaf);
     let out = plan(&entries, leaf.as_deref(), &args(options), profile);
     let path = leaf
@@ -139,10 +139,14 @@ fn args(options: &PlanOptions) -> Value {
     json!({"settings": settings, "contextWindow": options.context_window, "stubSummary": SUMMARY_PLACEHOLDER})
 }
 
-fn read(file: &Path, profile: Profile) -> Result<(Vec<Value>, Option<String>), InspectError> {
+/// The file's entries as JSON values, its leaf, and the profile it was read in.
+fn read(
+    file: &Path,
+    profile: impl Into<Option<Profile>>,
+) -> Result<(Vec<Value>, Option<String>, Profile), InspectError> {
     let sm = inspect::open(file, profile)?;
     let entries = sm.entries().iter().map(|e| sm.resolved(e)).collect();
-    Ok((entries, sm.leaf_id().map(str::to_owned)))
+    Ok((entries, sm.leaf_id().map(str::to_owned), sm.profile()))
 }
 
 /// `#4 e0000005 (message, assistant)`.

@@ -325,7 +325,7 @@ impl Findings<'_> {
 /// A file whose first value is not a header is read as if a header came before it, so its
 /// other lines are checked too: the third value is then 1 (lines are one further down).
 fn read_session(bytes: &[u8], profile: Option<Profile>) -> (Profile, Parsed, usize) {
-    let profile = profile.unwrap_or_else(|| decide_profile(bytes));
+    let profile = profile.unwrap_or_else(|| profile_of(bytes));
     let parsed = parse(bytes, profile);
     if !matches!(&parsed.header, Err(e) if e.kind == HeaderErrorKind::NotAHeader) {
         return (profile, parsed, 0);
@@ -338,8 +338,10 @@ fn read_session(bytes: &[u8], profile: Option<Profile>) -> (Profile, Parsed, usi
     (profile, parse(&text, profile), 1)
 }
 
-/// The profile a file's content belongs to (`--profile auto`).
-fn decide_profile(bytes: &[u8]) -> Profile {
+/// The profile a file's content belongs to (`--profile auto`): 003's when its header is
+/// a `session_header`, else pi's when more of its entries are of types only pi writes
+/// (`session_info`, a `model_change` with `modelId`) than only omp writes, else omp's.
+pub fn profile_of(bytes: &[u8]) -> Profile {
     if parse(bytes, Profile::Operator).header.is_ok() {
         return Profile::Operator;
     }

@@ -641,3 +641,43 @@ fn sessions_list_headers_say_what_each_view_shows_and_an_empty_list_names_its_fo
     assert!(out.contains("0 session(s)\n(none in "), "{out}");
     assert!(out.contains(&empty.path().display().to_string()), "{out}");
 }
+
+#[test]
+fn load_context_and_tree_decide_the_profile_from_the_content_with_auto() {
+    let omp = "tests/fixtures/omp-session.jsonl";
+    let table: [&[&str]; 3] = [
+        &["load", omp],
+        &["context", omp],
+        &["tree", omp, "--format", "json"],
+    ];
+    for args in table {
+        let given = cli()
+            .args(args)
+            .args(["--profile", "omp"])
+            .assert()
+            .success();
+        let expected = given.get_output().stdout.clone();
+        cli()
+            .args(args)
+            .assert()
+            .success()
+            .stdout_eq(expected.clone());
+        cli()
+            .args(args)
+            .args(["--profile", "auto"])
+            .assert()
+            .success()
+            .stdout_eq(expected);
+    }
+    let help = cli()
+        .args(["context", "--help"])
+        .assert()
+        .success()
+        .get_output()
+        .stdout
+        .clone();
+    let help = String::from_utf8(help).unwrap();
+    for value in ["auto:", "pi:", "omp:", "operator:"] {
+        assert!(help.contains(value), "context --help lacks {value}");
+    }
+}

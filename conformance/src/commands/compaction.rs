@@ -4,9 +4,8 @@ use std::path::PathBuf;
 use std::process::ExitCode;
 
 use session_conformance::plan;
-use session_reference::model::Profile;
 
-use super::{parse_profile, print_json, write_stdout, OutputFormat};
+use super::{print_json, write_stdout, OutputFormat, ProfileChoice};
 
 /// Show a session's compaction plan (document 004): the context against the window, the
 /// cut, what would be summarised and kept, and the file lists. FILE is not changed.
@@ -14,9 +13,9 @@ use super::{parse_profile, print_json, write_stdout, OutputFormat};
 pub struct Args {
     /// The session file.
     file: PathBuf,
-    /// The profile: pi, omp or operator.
-    #[arg(long, value_parser = parse_profile)]
-    profile: Profile,
+    /// The profile, or `auto` to decide it from the content.
+    #[arg(long, value_enum, default_value_t = ProfileChoice::Auto)]
+    profile: ProfileChoice,
     /// The model's context window, in tokens.
     #[arg(long)]
     context_window: i64,
@@ -44,12 +43,12 @@ pub fn run(args: Args) -> Result<ExitCode, String> {
     };
     if args.format == OutputFormat::Json {
         print_json(
-            &plan::compaction_json(&args.file, args.profile, &options)
+            &plan::compaction_json(&args.file, args.profile.profile(), &options)
                 .map_err(|e| e.to_string())?,
         )
     } else {
         write_stdout(
-            &plan::compaction_text(&args.file, args.profile, &options)
+            &plan::compaction_text(&args.file, args.profile.profile(), &options)
                 .map_err(|e| e.to_string())?,
         )
     }

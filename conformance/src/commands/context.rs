@@ -5,9 +5,8 @@ use std::path::PathBuf;
 use std::process::ExitCode;
 
 use session_conformance::inspect;
-use session_reference::model::Profile;
 
-use super::{ignore_broken_pipe, parse_profile};
+use super::{ignore_broken_pipe, ProfileChoice};
 
 /// Print the context (what is sent to the model) in the profile's JSON shape, as one line
 /// of JSON whose stored messages are written exactly as the file holds them. FILE is read
@@ -16,9 +15,9 @@ use super::{ignore_broken_pipe, parse_profile};
 pub struct Args {
     /// The session file.
     file: PathBuf,
-    /// The profile: pi, omp or operator.
-    #[arg(long, value_parser = parse_profile)]
-    profile: Profile,
+    /// The profile, or `auto` to decide it from the content.
+    #[arg(long, value_enum, default_value_t = ProfileChoice::Auto)]
+    profile: ProfileChoice,
     /// Build the context at this entry instead of the leaf (an unknown id: at the last
     /// entry, as buildSessionContext does, with a note on stderr).
     #[arg(long, conflicts_with = "no_leaf")]
@@ -35,7 +34,7 @@ pub fn run(args: &Args) -> Result<ExitCode, String> {
     } else {
         args.leaf.as_deref().map(Some)
     };
-    let sm = inspect::open(&args.file, args.profile).map_err(|e| e.to_string())?;
+    let sm = inspect::open(&args.file, args.profile.profile()).map_err(|e| e.to_string())?;
     let (leaf, note) = inspect::leaf_choice(&sm, choice);
     if let Some(note) = note {
         eprintln!("session-conformance: {}: {note}", args.file.display());
