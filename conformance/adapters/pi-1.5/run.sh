@@ -7,4 +7,6 @@ if [ ! -x "$NODE" ]; then
 	echo "pi adapter: $NODE is missing; run 'npm ci --ignore-scripts' in $HERE" >&2
 	exit 127
 fi
-exec "$NODE" "$HERE/adapter.mjs" "$@"
+# The pi-mono adapter, pointed at this package (it tells 1.x by the package name).
+export PI_ADAPTER_PKG="$HERE/node_modules/@earendil-works/pi-coding-agent"
+exec "$NODE" "$HERE/../pi-mono/adapter.mjs" "$@"

@@ -1,6 +1,8 @@
 #!/usr/bin/env node
-// session-conformance adapter for the real pi-mono implementation:
-// @mariozechner/pi-coding-agent 0.73.1 (SessionManager, buildSessionContext).
+// session-conformance adapter for the real pi implementations: pi-mono
+// (@mariozechner/pi-coding-agent 0.73.1, in ./node_modules) and, when
+// PI_ADAPTER_PKG names its package folder (../pi-1.5/run.sh), its successor
+// @earendil-works/pi-coding-agent 1.5.2 (SessionManager, buildSessionContext).
 //
 // Speaks the protocol in conformance/PROTOCOL.md: one JSON object per line on
 // stdin (requests) and stdout (responses). Persistent mode by default;
@@ -13,14 +15,23 @@
 import { mkdirSync, readdirSync, readFileSync } from "node:fs";
 import { join, isAbsolute } from "node:path";
 import { createInterface } from "node:readline";
+import { fileURLToPath, pathToFileURL } from "node:url";
 
-const IMPLEMENTATION = "pi-mono";
-const VERSION = "0.73.1";
+// The package under test: its folder, and whether it is pi 1.x (@earendil-works).
+const PKG_DIR = process.env.PI_ADAPTER_PKG ?? fileURLToPath(new URL("./node_modules/@mariozechner/pi-coding-agent/", import.meta.url));
+const PKG = JSON.parse(readFileSync(join(PKG_DIR, "package.json"), "utf8"));
+const PI_1 = PKG.name === "@earendil-works/pi-coding-agent";
+const IMPLEMENTATION = PI_1 ? "pi" : "pi-mono";
+const VERSION = PKG.version;
 const PROFILE = "pi";
-// Session stores (PROTOCOL.md "Session stores"): pi-mono 0.73.1 has no
-// getRecentSessions, no terminal breadcrumbs and no prompt history, so
-// `recent` and `history` are left out and report as skipped.
-const OPERATIONS = ["load", "context", "tree", "apply", "persist", "list", "continue", "resolve", "compaction", "branch_summary"];
+// Session stores (PROTOCOL.md "Session stores"): pi has no getRecentSessions,
+// no terminal breadcrumbs and no prompt history, so `recent` and `history` are
+// left out and report as skipped. Compaction planning (`compaction`,
+// `branch_summary`) is left out for pi 1.x: it rebuilt planning (session
+// projections, a `streamFn` parameter, summaries sized by the model's output
+// limit) and the planning code below is pi-mono's (../pi-1.5/README.md "Not yet ported").
+const OPERATIONS = ["load", "context", "tree", "apply", "persist", "list", "continue", "resolve"];
+if (!PI_1) OPERATIONS.push("compaction", "branch_summary");
 
 // ---------------------------------------------------------------------------
 // stdout belongs to the protocol. Anything else that writes through console
@@ -70,7 +81,7 @@ async function drainAndExit(code) {
 }
 function log(msg) {
 	try {
-		process.stderr.write(`[pi-mono adapter] ${msg}\n`);
+		process.stderr.write(`[${IMPLEMENTATION} adapter] ${msg}\n`);
 	} catch {
 		/* ignore */
 	}
@@ -87,7 +98,7 @@ process.on("unhandledRejection", (err) => log(`unhandledRejection: ${err && err.
 let lib;
 async function loadLibrary() {
 	if (!lib) {
-		lib = await import("@mariozechner/pi-coding-agent");
+		lib = await import(pathToFileURL(join(PKG_DIR, "dist/index.js")).href);
 		restoreDefaultSignals();
 	}
 	return lib;
@@ -373,7 +384,7 @@ function opContinue(L, args, _env, dir) {
 // Replica of pi-mono 0.73.1's `resolveSessionPath(sessionArg, cwd, sessionDir)`,
 // an unexported function in node_modules/@mariozechner/pi-coding-agent/dist/main.js
 // (lines 106-126). It only calls the public SessionManager.list / listAll.
-async function resolveSessionPath(SessionManager, sessionArg, cwd, sessionDir) {
+async function resolveSessionPath073(SessionManager, sessionArg, cwd, sessionDir) {
 	// If it looks like a file path, use as-is
 	if (sessionArg.includes("/") || sessionArg.includes("\\") || sessionArg.endsWith(".jsonl")) {
 		return { type: "path", path: sessionArg };
@@ -395,8 +406,45 @@ async function resolveSessionPath(SessionManager, sessionArg, cwd, sessionDir) {
 	return { type: "not_found", arg: sessionArg };
 }
 
+// Replica of pi 1.5.2's `resolveSessionPath(sessionArg, cwd, sessionDir)`,
+// an unexported function in node_modules/@earendil-works/pi-coding-agent/dist/main.js
+// (lines 233-262, with `findLocalSessionByExactId`). It calls only the public
+// SessionManager.findById / list / listAll and `resolvePath` of dist/utils/paths.js.
+// Differences from 0.73.1: a path is resolved against cwd, an exact local id is found
+// from the headers first, listAll is given the session dir, and a global exact id wins
+// over a prefix match.
+let pathsModule;
+async function resolveSessionPath1(SessionManager, sessionArg, cwd, sessionDir) {
+	if (!pathsModule) {
+		pathsModule = await import(pathToFileURL(join(PKG_DIR, "dist/utils/paths.js")).href);
+	}
+	if (sessionArg.includes("/") || sessionArg.includes("\\") || sessionArg.endsWith(".jsonl")) {
+		return { type: "path", path: pathsModule.resolvePath(sessionArg, cwd) };
+	}
+	const exact = SessionManager.findById(cwd, sessionArg, sessionDir);
+	if (exact) {
+		return { type: "local", path: exact };
+	}
+	const localSessions = await SessionManager.list(cwd, sessionDir);
+	const localMatch = localSessions.find((s) => s.id.startsWith(sessionArg));
+	if (localMatch) {
+		return { type: "local", path: localMatch.path };
+	}
+	const allSessions = await SessionManager.listAll(sessionDir);
+	const globalMatch = allSessions.find((s) => s.id === sessionArg) ?? allSessions.find((s) => s.id.startsWith(sessionArg));
+	if (globalMatch) {
+		return { type: "global", path: globalMatch.path, cwd: globalMatch.cwd };
+	}
+	return { type: "not_found", arg: sessionArg };
+}
+
+// The implementation's own `--session` resolution.
+function resolveSessionPath(...args) {
+	return PI_1 ? resolveSessionPath1(...args) : resolveSessionPath073(...args);
+}
+
 // The CLI's decision on `--session <value>`, dist/main.js createSessionManager
-// (lines 180-199): path/local -> SessionManager.open; global -> "Fork this
+// (0.73.1 lines 180-199, 1.5.2 lines 353-371): path/local -> SessionManager.open; global -> "Fork this
 // session into current directory?" (yes -> forkFrom, no -> print "Aborted.",
 // exit 0); not_found -> print "No session found matching '<arg>'", exit 1.
 // The adapter reports the decision; on a yes to the fork question it forks, as the CLI does.
@@ -429,7 +477,7 @@ const stub = { text: "", calls: [] };
 let planning;
 async function loadPlanning() {
 	if (!planning) {
-		const pkg = new URL("./node_modules/@mariozechner/pi-coding-agent/dist/core/compaction/", import.meta.url);
+		const pkg = pathToFileURL(join(PKG_DIR, "dist/core/compaction/"));
 		const [C, B, U, ai] = await Promise.all([
 			import(new URL("compaction.js", pkg).href),
 			import(new URL("branch-summarization.js", pkg).href),
@@ -641,7 +689,7 @@ async function persistent() {
 			try {
 				await loadLibrary(); // say hello only once the library is ready
 			} catch (e) {
-				log(`cannot import @mariozechner/pi-coding-agent: ${e && e.stack ? e.stack : e}`);
+				log(`cannot import ${PKG.name}: ${e && e.stack ? e.stack : e}`);
 			}
 			await send(helloMessage());
 		} else if (msg.type === "bye") {
