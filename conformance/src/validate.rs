@@ -159,13 +159,10 @@ pub fn validate_reader(
         return (findings.list, profile);
     }
     let (profile, parsed, shift) = read_session(&bytes, options.profile);
-    // No line is JSON: one finding for the file, not one per line.
-    if matches!(&parsed.header, Err(e) if e.kind == HeaderErrorKind::NotJson) {
-        let what = if bytes.contains(&0) {
-            "not a session file: it holds binary data and no line of it is JSON"
-        } else {
-            "not a session file: no line of it is JSON"
-        };
+    // Binary data (a NUL byte) with no JSON line: one finding for the file, not one per line.
+    if matches!(&parsed.header, Err(e) if e.kind == HeaderErrorKind::NotJson) && bytes.contains(&0)
+    {
+        let what = "not a session file: it holds binary data and no line of it is JSON";
         findings.add(0, Level::Error, what.into(), None, None);
         return (findings.list, profile);
     }
@@ -802,26 +799,29 @@ mod tests {
     }
 
     #[test]
-    fn a_file_with_no_json_line_is_one_finding() {
+    fn a_binary_file_is_one_finding_and_a_text_file_one_per_line() {
         let options = Options {
             profile: None,
             blob_dir: None,
         };
         let mut binary: Vec<u8> = (0..=255u8).cycle().take(64 * 1024).collect();
         binary.extend(b"\nmore\n");
-        for (bytes, want) in [
-            (
-                binary,
-                "f:0: error: not a session file: it holds binary data and no line of it is JSON",
-            ),
-            (
-                b"hello\nworld\n".to_vec(),
-                "f:0: error: not a session file: no line of it is JSON",
-            ),
-        ] {
-            let (findings, _) = validate_reader("f", &bytes[..], &Schemas::new(), &options);
-            let findings: Vec<String> = findings.iter().map(ToString::to_string).collect();
-            assert_eq!(findings, [want]);
-        }
+        let lines = |bytes: &[u8]| -> Vec<String> {
+            let (findings, _) = validate_reader("f", bytes, &Schemas::new(), &options);
+            findings.iter().map(ToString::to_string).collect()
+        };
+        assert_eq!(
+            lines(&binary),
+            ["f:0: error: not a session file: it holds binary data and no line of it is JSON"]
+        );
+        let text = lines(b"hello\nworld\n");
+        assert!(
+            text.iter().any(|l| l.starts_with("f:1: error: not JSON")),
+            "{text:?}"
+        );
+        assert!(
+            text.iter().any(|l| l.starts_with("f:2: error: not JSON")),
+            "{text:?}"
+        );
     }
 }
