@@ -1,11 +1,14 @@
 #!/bin/sh
-# Smoke test for the pi-mono adapter: hello + one request per operation + bye,
+# Smoke test for the pi adapter: hello + one request per operation + bye,
 # in persistent mode, then the same load request in --one-shot mode.
+# Usage: smoke.sh [path/to/run.sh]   (default: the run.sh next to this file, pi-mono 0.73.1;
+#        ../pi-1.5/smoke.sh passes its own, pi 1.5.2)
 # Checks that every response line is JSON, has the right `case`, and carries
 # `ok` (not `error`). Needs `npm ci` to have been run in this folder.
 set -eu
 here=$(cd "$(dirname "$0")" && pwd)
-tmp=$(mktemp -d "${TMPDIR:-/tmp}/pi-mono-smoke.XXXXXX")
+run=${1:-"$here/run.sh"}
+tmp=$(mktemp -d "${TMPDIR:-/tmp}/pi-smoke.XXXXXX")
 trap 'rm -rf "$tmp"' EXIT INT TERM
 
 for c in load context tree apply persist oneshot; do
@@ -24,9 +27,9 @@ cat > "$tmp/requests.jsonl" <<JSONL
 {"type":"bye"}
 JSONL
 
-"$here/run.sh" < "$tmp/requests.jsonl" > "$tmp/responses.jsonl"
+"$run" < "$tmp/requests.jsonl" > "$tmp/responses.jsonl"
 printf '{"type":"request","case":"s-oneshot","op":"load","profile":"pi","dir":"%s","args":{"file":"session.jsonl"}}\n' "$tmp/oneshot" \
-	| "$here/run.sh" --one-shot >> "$tmp/responses.jsonl"
+	| "$run" --one-shot >> "$tmp/responses.jsonl"
 
 node - "$tmp/responses.jsonl" <<'JS'
 const lines = require("fs").readFileSync(process.argv[2], "utf8").split("\n").filter((l) => l !== "");
@@ -39,7 +42,7 @@ lines.forEach((line, i) => {
 	try { msg = JSON.parse(line); } catch { return fail(`line ${i + 1} is not JSON: ${line.slice(0, 120)}`); }
 	const want = expected[i];
 	if (want === "hello") {
-		if (msg.type !== "hello" || msg.implementation !== "pi-mono" || msg.version !== "0.73.1") fail(`bad hello: ${line}`);
+		if (msg.type !== "hello" || !["pi-mono", "pi"].includes(msg.implementation) || !msg.version) fail(`bad hello: ${line}`);
 		return;
 	}
 	if (msg.type !== "response" || msg.case !== want) return fail(`line ${i + 1}: expected response for ${want}, got ${line.slice(0, 120)}`);
