@@ -19,8 +19,15 @@
 #   --out DIR     where cargo-mutants writes mutants.out/ (default target/mutants)
 #   --jobs J      mutants built and tested at once (default 1)
 #   --list        list the mutants and stop
+#   --in-place    mutate and build this checkout itself, reusing its target/ (no
+#                 fresh build of the workspace first); each file is restored after its
+#                 mutant. Use it in a worktree of its own, or in CI.
 #   --ci          one slice of about 30 mutants of the covered files, chosen by the
-#                 commit hash (so successive commits rotate through them)
+#                 commit hash (so successive commits rotate through them); in place
+#
+# cargo-mutants 27.1.0 runs its unmutated baseline with the mutated package's tests,
+# not those of --test-package, so the script runs the baseline itself (the corpus
+# test, which must pass) and tells cargo-mutants to skip its own.
 #
 # Afterwards the script compares the missed mutants with corpus/MUTANTS.md and fails
 # (exit 1) when one is neither caught nor listed there. Exit 2: a usage error or a
@@ -35,6 +42,7 @@ shard=""
 list=false
 ci=false
 all=false
+in_place=false
 files=()
 
 usage() { sed -n '2,/^set -euo/p' "$0" | sed '$d' | sed 's/^# \{0,1\}//'; }
@@ -47,7 +55,8 @@ while [ $# -gt 0 ]; do
     --out) out=$2; shift 2 ;;
     --jobs) jobs=$2; shift 2 ;;
     --list) list=true; shift ;;
-    --ci) ci=true; shift ;;
+    --in-place) in_place=true; shift ;;
+    --ci) ci=true; in_place=true; shift ;;
     -h|--help) usage; exit 0 ;;
     *) echo "mutants.sh: unknown argument '$1' (see --help)" >&2; exit 2 ;;
   esac
@@ -72,7 +81,8 @@ elif [ ${#files[@]} -eq 0 ]; then
   fi
 fi
 
-args=(--package session-reference --test-package session-conformance --jobs "$jobs" --timeout 120)
+args=(--package session-reference --test-package session-conformance --jobs "$jobs" --timeout 120 --baseline skip)
+$in_place && args+=(--in-place)
 for f in "${files[@]}"; do
   args+=(--file "$f")
 done
@@ -92,6 +102,9 @@ fi
 if $list; then
   exec cargo mutants "${args[@]}" --list
 fi
+
+echo "mutants.sh: baseline: the corpus test on the unmutated tree"
+cargo test -q -p session-conformance --test corpus > /dev/null
 
 mkdir -p "$out"
 status=0
