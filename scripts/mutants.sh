@@ -17,7 +17,7 @@
 #   --all         mutate every file of reference/src
 #   --shard K/N   run the K-th of N slices (0-based), e.g. to spread a full run over sessions
 #   --out DIR     where cargo-mutants writes mutants.out/ (default target/mutants)
-#   --jobs J      mutants built and tested at once (default 1)
+#   --jobs J      mutants built and tested at once, each in a copy (default 1; not in place)
 #   --list        list the mutants and stop
 #   --in-place    mutate and build this checkout itself, reusing its target/ (no
 #                 fresh build of the workspace first); each file is restored after its
@@ -81,8 +81,12 @@ elif [ ${#files[@]} -eq 0 ]; then
   fi
 fi
 
-args=(--package session-reference --test-package session-conformance --jobs "$jobs" --timeout 120 --baseline skip)
-$in_place && args+=(--in-place)
+args=(--package session-reference --test-package session-conformance --timeout 120 --baseline skip)
+if $in_place; then
+  args+=(--in-place)
+else
+  args+=(--jobs "$jobs")
+fi
 for f in "${files[@]}"; do
   args+=(--file "$f")
 done
@@ -97,7 +101,9 @@ if $ci; then
   shard="$k/$n"
   echo "mutants.sh: slice $shard of $total mutants in ${#files[@]} covered files (commit $hash)"
 fi
-[ -n "$shard" ] && args+=(--shard "$shard")
+if [ -n "$shard" ]; then
+  args+=(--shard "$shard")
+fi
 
 if $list; then
   exec cargo mutants "${args[@]}" --list
