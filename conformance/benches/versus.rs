@@ -385,7 +385,7 @@ fn child(op: &str, file: &Path) -> Value {
             let leaf = sm.leaf_id().map_or(LeafChoice::Null, LeafChoice::Id);
             let context =
                 session_reference::context::build_context(sm.tree_index(), leaf, Profile::Omp);
-            assert!(!context.messages().is_empty());
+            assert!(!context.messages.is_empty());
             let ms = elapsed_ms(start);
             drop(context);
             (ms, Box::new(sm) as Box<dyn std::any::Any>)

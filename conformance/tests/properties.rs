@@ -118,7 +118,7 @@ proptest! {
             let compacted = tree.branch_path(Some(&id)).iter().any(|e| e.type_name() == "compaction");
             let context = build_context(&tree, LeafChoice::Id(&id), profile);
             if compacted {
-                let first: Value = serde_json::from_str(context.messages()[0].get()).unwrap();
+                let first: Value = serde_json::from_str(context.messages[0].get()).unwrap();
                 prop_assert_eq!(&first["role"], "compactionSummary");
             }
         }

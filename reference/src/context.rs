@@ -38,16 +38,9 @@ pub struct Context<'a> {
     pub settings: Vec<(&'static str, Box<RawValue>)>,
 }
 
-impl Context<'_> {
-    /// The messages.
-    pub fn messages(&self) -> &[Cow<'_, RawValue>] {
-        &self.messages
-    }
-}
-
 impl Serialize for Context<'_> {
     fn serialize<S: serde::Serializer>(&self, serializer: S) -> Result<S::Ok, S::Error> {
-        let mut map = serializer.serialize_map(Some(1 + self.settings.len()))?;
+        let mut map = serializer.serialize_map(None)?;
         map.serialize_entry("messages", &self.messages)?;
         for (key, value) in &self.settings {
             map.serialize_entry(key, value)?;
@@ -85,7 +78,8 @@ pub fn build_context<'a>(tree: &'a Tree, leaf: LeafChoice<'_>, profile: Profile)
 }
 
 /// The messages of `path`: with a compaction, its summary, then the kept entries
-/// from `firstKeptEntryId` up to the compaction, then the entries after it.
+/// from `firstKeptEntryId` up to the compaction, then the entries after it (the
+/// compaction itself makes no message).
 fn messages<'a>(path: &[&'a Entry], dialect: &Dialect) -> Vec<Cow<'a, RawValue>> {
     let convert = |entry: &&'a Entry| convert(entry, dialect);
     let compaction = path.iter().rposition(|e| e.kind == EntryKind::Compaction);
@@ -97,16 +91,13 @@ fn messages<'a>(path: &[&'a Entry], dialect: &Dialect) -> Vec<Cow<'a, RawValue>>
         "compactionSummary",
         dialect.compaction_summary_fields,
     );
+    let kept = path[c].first_kept_entry_id();
+    let first = path[..c]
+        .iter()
+        .rposition(|e| kept.is_some() && e.id == kept)
+        .unwrap_or(c);
     let mut out = vec![Cow::Owned(summary)];
-    if let Some(kept) = path[c].first_kept_entry_id() {
-        if let Some(first) = path[..c]
-            .iter()
-            .rposition(|e| e.id.as_deref() == Some(kept.as_str()))
-        {
-            out.extend(path[first..c].iter().filter_map(convert));
-        }
-    }
-    out.extend(path[c + 1..].iter().filter_map(convert));
+    out.extend(path[first..].iter().filter_map(convert));
     out
 }
 

@@ -24,7 +24,7 @@
 //! let parsed = parse(text.as_bytes(), Profile::Omp);
 //! let tree = Tree::new(parsed.entries);
 //! let context = build_context(&tree, LeafChoice::Last, Profile::Omp);
-//! assert_eq!(context.messages().len(), 1);
+//! assert_eq!(context.messages.len(), 1);
 //! ```
 #![deny(missing_docs)]
 #![forbid(unsafe_code)]
