@@ -14,7 +14,7 @@
 //!
 //! `BENCH_SIZES_MB=1,10` picks the sizes (default 1,10,100); `BENCH_CHAIN=0` skips the chain;
 //! `BENCH_ANCHOR=FILE` adds a session file as it is (the 120 MB anchor of `make_anchor_session.py`);
-//! `BENCH_REAL=0` runs the reference only.
+//! `BENCH_REAL=0` runs the reference only; `BENCH_OPS=e2e,load` runs only those operations.
 
 use std::fmt::Write as _;
 use std::io::Write;
@@ -74,6 +74,10 @@ fn main() {
         |s| s.split(',').filter_map(|n| n.trim().parse().ok()).collect(),
     );
     let real = std::env::var("BENCH_REAL").map_or(true, |v| v != "0");
+    let ops: Vec<&str> = std::env::var("BENCH_OPS").map_or_else(
+        |_| OPS.to_vec(),
+        |list| OPS.into_iter().filter(|op| list.split(',').any(|o| o.trim() == *op)).collect(),
+    );
     let mut sessions: Vec<(String, std::path::PathBuf)> = Vec::new();
     for &mb in &sizes {
         let file = root.path().join(format!("session-{mb}mb.jsonl"));
@@ -94,7 +98,7 @@ fn main() {
     }
     let mut rows = Vec::new();
     for (session, file) in &sessions {
-        for op in OPS {
+        for &op in &ops {
             for implementation in IMPLS {
                 if (implementation != "reference" && (op == "floor" || !real))
                     || (session == "1M chain" && op.starts_with("append"))
