@@ -67,7 +67,7 @@ pub const TAGS: [(&str, &str); 8] = [
 ];
 
 /// A data-safety check.
-#[derive(Debug, Clone, Serialize, Deserialize, PartialEq, schemars::JsonSchema)]
+#[derive(Debug, Clone, Serialize, Deserialize, PartialEq, Eq, schemars::JsonSchema)]
 #[serde(tag = "check", rename_all = "kebab-case", deny_unknown_fields)]
 pub enum SafetyCheck {
     /// The input file's exact bytes still exist in the working directory, as a whole file or the start of one.
