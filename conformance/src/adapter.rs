@@ -252,10 +252,7 @@ impl ProcessAdapter {
 impl Adapter for ProcessAdapter {
     fn hello(&mut self) -> Result<Hello, Failure> {
         if self.one_shot {
-            let operations = crate::protocol::OPERATIONS
-                .iter()
-                .map(|s| (*s).to_owned())
-                .collect();
+            let operations = crate::protocol::Operation::ALL.to_vec();
             let name = self.argv.join(" ");
             return Ok(Hello {
                 kind: "hello".into(),

@@ -11,7 +11,7 @@ use session_reference::model::Profile;
 use session_reference::session::{Options, SessionError, SessionManager};
 
 use crate::normalize::object;
-use crate::protocol::{Hello, Request, Response, OMP_ONLY_OPERATIONS, OPERATIONS};
+use crate::protocol::{Hello, Operation, Request, Response};
 
 pub mod compaction;
 pub mod serve;
@@ -24,10 +24,9 @@ pub fn hello(profile: Profile) -> Hello {
         implementation: "session-reference".into(),
         version: env!("CARGO_PKG_VERSION").into(),
         profile: profile.name().into(),
-        operations: OPERATIONS
-            .iter()
-            .filter(|op| profile == Profile::Omp || !OMP_ONLY_OPERATIONS.contains(op))
-            .map(|s| (*s).to_owned())
+        operations: Operation::ALL
+            .into_iter()
+            .filter(|op| profile == Profile::Omp || !op.is_omp_only())
             .collect(),
         capabilities: vec!["diagnostics".into()],
     }
@@ -48,23 +47,23 @@ pub fn execute(request: Request) -> Response {
         }
     }
     let mut args = request.args.into_value();
-    let result = match request.op.as_str() {
-        "load" => load(&dir, &args, profile),
-        "context" => context(&dir, &args, profile),
-        "tree" => tree(&dir, &args, profile),
-        "apply" => apply(&dir, &args, profile),
-        "persist" => persist(&dir, args["message"].take(), profile),
-        op if profile != Profile::Omp && OMP_ONLY_OPERATIONS.contains(&op) => {
+    let result = match request.op {
+        Operation::Load => load(&dir, &args, profile),
+        Operation::Context => context(&dir, &args, profile),
+        Operation::Tree => tree(&dir, &args, profile),
+        Operation::Apply => apply(&dir, &args, profile),
+        Operation::Persist => persist(&dir, args["message"].take(), profile),
+        ref op if profile != Profile::Omp && op.is_omp_only() => {
             return Response::unsupported(case)
         }
-        "list" => store::list_op(&dir, &args, profile),
-        "recent" => store::recent_op(&dir, &args),
-        "continue" => store::continue_op(&dir, &args, profile),
-        "resolve" => store::resolve_op(&dir, &args, profile),
-        "history" => store::history_op(&dir, &args),
-        "compaction" => compaction::compaction_op(&dir, &args, profile),
-        "branch_summary" => compaction::branch_summary_op(&dir, &args, profile),
-        _ => return Response::unsupported(case),
+        Operation::List => store::list_op(&dir, &args, profile),
+        Operation::Recent => store::recent_op(&dir, &args),
+        Operation::Continue => store::continue_op(&dir, &args, profile),
+        Operation::Resolve => store::resolve_op(&dir, &args, profile),
+        Operation::History => store::history_op(&dir, &args),
+        Operation::Compaction => compaction::compaction_op(&dir, &args, profile),
+        Operation::BranchSummary => compaction::branch_summary_op(&dir, &args, profile),
+        Operation::Other(_) => return Response::unsupported(case),
     };
     match result {
         Ok(value) => Response::ok(case, value),

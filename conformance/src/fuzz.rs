@@ -24,6 +24,7 @@ use crate::corpus::{Case, CaseFile, CorpusError};
 use crate::divergences::{Divergences, Excuse};
 use crate::execute::{run_step, substitute};
 use crate::normalize::canonical;
+use crate::protocol::Operation;
 use crate::runner::{produce, produce_with, unified_diff, Status};
 
 /// The first generated case id (far above the hand-written corpus).
@@ -164,7 +165,7 @@ fn make_case(
         ),
         profiles: vec![profile.name().to_owned()],
         seed: "generated".into(),
-        op: "apply".into(),
+        op: Operation::Apply,
         args: serde_json::json!({"open": null, "cwd": "/proj", "steps": steps}),
         safety: Vec::new(),
         mtimes: BTreeMap::new(),
@@ -179,7 +180,7 @@ fn make_case(
         if !ids.is_empty() && leaf.index(4) > 0 {
             args["leafId"] = Value::from(ids[leaf.index(ids.len())].clone());
         }
-        file.op = "context".into();
+        file.op = Operation::Context;
         file.description = format!(
             "generated: the context of a {}-entry session ({profile})",
             ids.len()
@@ -189,7 +190,7 @@ fn make_case(
             args["contextWindow"] = Value::from(200);
             args["stubSummary"] = Value::from("S");
             args["settings"] = serde_json::json!({"keepRecentTokens": 1 + leaf.index(8)});
-            file.op = "compaction".into();
+            file.op = Operation::Compaction;
             file.description = format!(
                 "generated: the compaction plan of a {}-entry session ({profile})",
                 ids.len()
@@ -492,7 +493,7 @@ fn compare(
         Ok(produced) => {
             left_out = !produced.left_out.is_empty();
             let mut value = produced.output;
-            if case.file.op == "context" {
+            if case.file.op == Operation::Context {
                 crate::runner::ignore_extra_keys(&expected, &mut value, &mut Vec::new());
             }
             if own_names {

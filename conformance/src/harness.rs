@@ -273,7 +273,7 @@ impl Harness {
             .flatten()
             .collect();
         Ok(ProfileRun {
-            profile: self.profile.name().into(),
+            profile: self.profile,
             hello,
             results,
         })

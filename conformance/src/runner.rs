@@ -12,7 +12,7 @@ use crate::compare::{self, dispose, Numbers};
 use crate::corpus::{Case, SafetyCheck};
 use crate::divergences::Excuse;
 use crate::normalize::{canonical, object, take_snapshot, Normalizer};
-use crate::protocol::{Hello, Request};
+use crate::protocol::{Hello, Operation, Request};
 
 /// The outcome of one case.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord, Hash)]
@@ -508,7 +508,7 @@ fn compare_values(
     if let Some(response) = expected.get_mut("response") {
         strip_extras(response, hello);
     }
-    if case.file.op == "context" {
+    if case.file.op == Operation::Context {
         ignore_extra_keys(&expected, &mut actual, &mut result.notes);
     }
     if hello.has(OWN_FILE_NAMES) {
