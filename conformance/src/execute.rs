@@ -10,9 +10,11 @@ use session_reference::entries;
 use session_reference::model::Profile;
 use session_reference::session::{Options, SessionError, SessionManager};
 
+pub use self::call::Call;
 use crate::normalize::object;
 use crate::protocol::{Hello, Operation, Request, Response};
 
+mod call;
 pub mod compaction;
 pub mod serve;
 mod store;
@@ -280,24 +282,29 @@ pub fn run_step(
             .to_owned()
     };
     let id = |r: Result<String, SessionError>| r.map(Value::from);
-    match (step["call"].as_str().unwrap_or_default(), profile) {
-        ("appendMessage", _) => id(sm.append_message(arg("message"))),
-        ("appendThinkingLevelChange", _) => id(sm.append(&entries::ThinkingLevelChange {
-            thinking_level: arg("thinkingLevel"),
-        })),
-        ("appendModelChange", Profile::Pi) => id(sm.append(&entries::PiModelChange {
+    let call = step["call"].as_str().and_then(Call::from_name);
+    match (call, profile) {
+        (Some(Call::AppendMessage), _) => id(sm.append_message(arg("message"))),
+        (Some(Call::AppendThinkingLevelChange), _) => {
+            id(sm.append(&entries::ThinkingLevelChange {
+                thinking_level: arg("thinkingLevel"),
+            }))
+        }
+        (Some(Call::AppendModelChange), Profile::Pi) => id(sm.append(&entries::PiModelChange {
             provider: arg("provider"),
             model_id: arg("modelId"),
         })),
-        ("appendModelChange", Profile::Operator) => id(sm.append(&entries::ModelIdChange {
-            provider: opt("provider"),
-            model_id: arg("modelId"),
-        })),
-        ("appendModelChange", Profile::Omp) => id(sm.append(&entries::OmpModelChange {
+        (Some(Call::AppendModelChange), Profile::Operator) => {
+            id(sm.append(&entries::ModelIdChange {
+                provider: opt("provider"),
+                model_id: arg("modelId"),
+            }))
+        }
+        (Some(Call::AppendModelChange), Profile::Omp) => id(sm.append(&entries::OmpModelChange {
             model: arg("model"),
             role: opt("role"),
         })),
-        ("appendCompaction", Profile::Pi | Profile::Operator) => {
+        (Some(Call::AppendCompaction), Profile::Pi | Profile::Operator) => {
             id(sm.append(&entries::PiCompaction {
                 summary: arg("summary"),
                 first_kept_entry_id: arg("firstKeptEntryId"),
@@ -306,7 +313,7 @@ pub fn run_step(
                 from_hook: opt("fromHook"),
             }))
         }
-        ("appendCompaction", Profile::Omp) => id(sm.append(&entries::OmpCompaction {
+        (Some(Call::AppendCompaction), Profile::Omp) => id(sm.append(&entries::OmpCompaction {
             summary: arg("summary"),
             short_summary: opt("shortSummary"),
             first_kept_entry_id: arg("firstKeptEntryId"),
@@ -315,39 +322,41 @@ pub fn run_step(
             preserve_data: opt("preserveData"),
             from_extension: opt("fromExtension"),
         })),
-        ("appendCustomEntry", _) => id(sm.append(&entries::Custom {
+        (Some(Call::AppendCustomEntry), _) => id(sm.append(&entries::Custom {
             custom_type: arg("customType"),
             data: opt("data"),
         })),
-        ("appendCustomMessageEntry", _) => id(sm.append(&entries::CustomMessage {
+        (Some(Call::AppendCustomMessageEntry), _) => id(sm.append(&entries::CustomMessage {
             custom_type: arg("customType"),
             content: arg("content"),
             display: arg("display"),
             details: opt("details"),
         })),
-        ("appendLabelChange", _) => id(sm.append_label_change(&str_arg("targetId"), opt("label"))),
-        ("appendSessionInfo", Profile::Pi | Profile::Operator) => {
+        (Some(Call::AppendLabelChange), _) => {
+            id(sm.append_label_change(&str_arg("targetId"), opt("label")))
+        }
+        (Some(Call::AppendSessionInfo), Profile::Pi | Profile::Operator) => {
             id(sm.append_session_info(&str_arg("name")))
         }
-        ("appendTtsrInjection", Profile::Omp) => id(sm.append(&entries::TtsrInjection {
+        (Some(Call::AppendTtsrInjection), Profile::Omp) => id(sm.append(&entries::TtsrInjection {
             injected_rules: arg("injectedRules"),
         })),
-        ("appendSessionInit", Profile::Omp) => id(sm.append(&entries::SessionInit {
+        (Some(Call::AppendSessionInit), Profile::Omp) => id(sm.append(&entries::SessionInit {
             system_prompt: arg("systemPrompt"),
             task: arg("task"),
             tools: arg("tools"),
             output_schema: opt("outputSchema"),
         })),
-        ("appendModeChange", Profile::Omp) => id(sm.append(&entries::ModeChange {
+        (Some(Call::AppendModeChange), Profile::Omp) => id(sm.append(&entries::ModeChange {
             mode: arg("mode"),
             data: opt("data"),
         })),
-        ("branch", _) => sm.branch(&str_arg("id")).map(|()| Value::Null),
-        ("resetLeaf", _) => {
+        (Some(Call::Branch), _) => sm.branch(&str_arg("id")).map(|()| Value::Null),
+        (Some(Call::ResetLeaf), _) => {
             sm.reset_leaf();
             Ok(Value::Null)
         }
-        ("branchWithSummary", _) => {
+        (Some(Call::BranchWithSummary), _) => {
             let from = step
                 .get("fromId")
                 .and_then(Value::as_str)
@@ -366,7 +375,7 @@ pub fn run_step(
             };
             id(sm.branch_with_summary(from.as_deref(), summary))
         }
-        ("createBranchedSession", _) => {
+        (Some(Call::CreateBranchedSession), _) => {
             let leaf = step
                 .get("leafId")
                 .and_then(Value::as_str)
@@ -374,36 +383,36 @@ pub fn run_step(
             sm.create_branched_session(leaf.as_deref())
                 .map(|p| p.map(|p| p.to_string_lossy().into_owned()).into())
         }
-        ("flush", _) => sm.flush().map(|()| Value::Null),
-        _ => query(sm, step),
+        (Some(Call::Flush), _) => sm.flush().map(|()| Value::Null),
+        (call, _) => query(sm, call, step),
     }
 }
 
 /// The calls of 002 that read instead of write (PROTOCOL.md "Queries"): what the
 /// session holds in memory at that step, written or not. An unknown call is an error.
-fn query(sm: &SessionManager, step: &Value) -> Result<Value, SessionError> {
+fn query(sm: &SessionManager, call: Option<Call>, step: &Value) -> Result<Value, SessionError> {
     let entries = |list: Vec<&session_reference::model::Entry>| -> Value {
         list.into_iter().map(|e| sm.resolved(e)).collect()
     };
     let id = step.get("id").and_then(Value::as_str);
-    match step["call"].as_str().unwrap_or_default() {
-        "getLeafId" => Ok(sm.leaf_id().into()),
-        "getHeader" => {
+    match call {
+        Some(Call::GetLeafId) => Ok(sm.leaf_id().into()),
+        Some(Call::GetHeader) => {
             Ok(session_reference::raw::parse_value(sm.header().raw.get()).unwrap_or(Value::Null))
         }
-        "getEntry" => Ok(id
+        Some(Call::GetEntry) => Ok(id
             .and_then(|id| sm.get_entry(id))
             .map_or(Value::Null, |e| sm.resolved(e))),
-        "getEntries" => Ok(entries(sm.entries().iter().collect())),
-        "getBranch" | "getPath" => Ok(entries(
+        Some(Call::GetEntries) => Ok(entries(sm.entries().iter().collect())),
+        Some(Call::GetBranch | Call::GetPath) => Ok(entries(
             sm.get_branch(step.get("fromId").and_then(Value::as_str)),
         )),
-        "getChildren" => Ok(entries(
+        Some(Call::GetChildren) => Ok(entries(
             sm.get_children(step.get("parentId").and_then(Value::as_str)),
         )),
-        "getLabel" => Ok(id.and_then(|id| sm.get_label(id)).into()),
-        "getTree" => Ok(tree_output(sm)["nodes"].take()),
-        "buildSessionContext" => {
+        Some(Call::GetLabel) => Ok(id.and_then(|id| sm.get_label(id)).into()),
+        Some(Call::GetTree) => Ok(tree_output(sm)["nodes"].take()),
+        Some(Call::BuildSessionContext) => {
             Ok(sm.context_json(sm.leaf_id().map_or(LeafChoice::Null, LeafChoice::Id)))
         }
         _ => Err(SessionError::Io {
