@@ -93,9 +93,9 @@ pub fn options(dir: &Path, profile: Profile) -> Options {
 /// `name` inside the case directory `dir`: a path that is absolute or climbs out with
 /// `..` is refused, so no request makes the reference touch a file outside its case.
 pub fn inside(dir: &Path, name: &str) -> Result<PathBuf, SessionError> {
-    crate::guard::inside(dir, name).map_err(|message| SessionError::Io {
+    crate::guard::inside(dir, name).map_err(|e| SessionError::Io {
         path: PathBuf::from(name),
-        message,
+        message: e.to_string(),
     })
 }
 

@@ -198,7 +198,7 @@ pub fn produce_with(
     let dir_text = dir.to_string_lossy().into_owned();
     let mut folders = Folders::new(&dir);
     for (name, bytes) in &case.inputs {
-        let path = crate::guard::inside(&dir, name).map_err(case_error)?;
+        let path = crate::guard::inside(&dir, name).map_err(|e| case_error(e.to_string()))?;
         if let Some(parent) = path.parent() {
             folders
                 .make(parent)

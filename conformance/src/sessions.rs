@@ -347,12 +347,29 @@ pub fn check_root(place: &Place) -> PathBuf {
         .unwrap_or_else(|| place.store.sessions_root())
 }
 
+/// A sessions folder that does not exist.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct NoSuchDirectory {
+    /// The folder.
+    pub path: PathBuf,
+}
+
+impl std::fmt::Display for NoSuchDirectory {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        write!(f, "{}: no such directory", self.path.display())
+    }
+}
+
+impl std::error::Error for NoSuchDirectory {}
+
 /// Whether `path` exists, for a clear error before a long walk.
-pub fn exists(path: &Path) -> Result<(), String> {
+pub fn exists(path: &Path) -> Result<(), NoSuchDirectory> {
     if path.exists() {
         Ok(())
     } else {
-        Err(format!("{}: no such directory", path.display()))
+        Err(NoSuchDirectory {
+            path: path.to_owned(),
+        })
     }
 }
 
