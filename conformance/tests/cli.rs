@@ -737,3 +737,41 @@ fn fuzz_looks_past_a_divergence_declared_by_category_and_reports_an_undeclared_o
         1
     );
 }
+
+/// `validate` of a binary file says it is not a session file: one error for the file
+/// (line 0), not one per line (#19 item 6).
+#[test]
+fn validate_of_a_binary_file_is_one_error_saying_it_is_not_a_session_file() {
+    let dir = tempfile::tempdir().unwrap();
+    let path = dir.path().join("image.jsonl");
+    let mut binary: Vec<u8> = (0..=255u8).cycle().take(64 * 1024).collect();
+    binary.extend(b"\nmore\n");
+    std::fs::write(&path, binary).unwrap();
+    cli()
+        .arg("validate")
+        .arg(&path)
+        .assert()
+        .code(1)
+        .stdout_eq(
+            "[..]image.jsonl:0: error: not a session file: it holds binary data and no line of it is JSON\n  (profile [..], decided from the content)\n1 file(s), 1 error(s), 0 warning(s)\n",
+        );
+}
+
+/// `load`, `context`, `tree` and `compaction` list the values of `--profile` in their
+/// help, `auto` among them, as `validate` and `sessions` do (#19 item 6).
+#[test]
+fn profile_values_are_listed_in_the_help_of_load_context_tree_and_compaction() {
+    for command in ["load", "context", "tree", "compaction"] {
+        let out = cli()
+            .args([command, "--help"])
+            .assert()
+            .success()
+            .get_output()
+            .stdout
+            .clone();
+        let text = String::from_utf8(out).unwrap();
+        for value in ["auto:", "pi:", "omp:", "operator:"] {
+            assert!(text.contains(value), "{command} --help lacks {value}");
+        }
+    }
+}
