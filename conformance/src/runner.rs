@@ -233,7 +233,7 @@ pub fn produce_with(
             Status::Timeout,
             format!("no response within {}s", timeout.as_secs()),
         ),
-        Failure::Crash(m) => (Status::Crash, m),
+        Failure::Start(m) | Failure::Crash(m) => (Status::Crash, m),
         Failure::Protocol(m) => (Status::ProtocolError, m),
     })?;
     if response.unsupported {
