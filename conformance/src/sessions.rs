@@ -15,7 +15,7 @@ use session_reference::resume::{decide, find, find_counted, Match, Outcome, Scop
 use session_reference::store::Store;
 
 use crate::guard::printable;
-use crate::inspect::{self, InspectError};
+use crate::inspect::{self, InspectError, InspectErrorKind};
 
 /// Where the `sessions` commands look.
 #[derive(Debug, Clone)]
@@ -270,22 +270,19 @@ pub fn show(place: &Place, value: &str) -> Result<String, InspectError> {
         Match::None => {
             return Err(InspectError {
                 file: value.to_owned(),
-                message: "no session file or id prefix matches".into(),
+                kind: InspectErrorKind::NoMatch,
             })
         }
     };
     // A session of the store is a regular file: a FIFO or a device is named, not opened.
     let meta = std::fs::metadata(&file).map_err(|e| InspectError {
         file: shown(&file),
-        message: e.to_string(),
+        kind: InspectErrorKind::Io(e.to_string()),
     })?;
     if !meta.is_file() {
         return Err(InspectError {
             file: shown(&file),
-            message: format!(
-                "is a {}, not a regular file; not read",
-                crate::guard::kind_name(meta.file_type())
-            ),
+            kind: InspectErrorKind::NotRegular(crate::guard::kind_name(meta.file_type())),
         });
     }
     let mut out = String::new();
