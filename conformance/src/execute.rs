@@ -12,7 +12,7 @@ use session_reference::session::{Options, SessionError, SessionManager};
 
 pub use self::call::Call;
 use crate::normalize::object;
-use crate::protocol::{Hello, Operation, Request, Response};
+use crate::protocol::{Capability, Hello, Operation, Request, Response};
 
 mod call;
 pub mod compaction;
@@ -30,7 +30,7 @@ pub fn hello(profile: Profile) -> Hello {
             .into_iter()
             .filter(|op| profile == Profile::Omp || !op.is_omp_only())
             .collect(),
-        capabilities: vec!["diagnostics".into()],
+        capabilities: vec![Capability::Diagnostics],
     }
 }
 

@@ -472,7 +472,7 @@ fn compare(
     if let Some(response) = expected.get_mut("response") {
         crate::runner::strip_extras(response, hello);
     }
-    let own_names = hello.has(crate::runner::OWN_FILE_NAMES);
+    let own_names = hello.has(&crate::runner::OWN_FILE_NAMES);
     if own_names {
         crate::compare::set_aside_file_names(&mut expected);
     }

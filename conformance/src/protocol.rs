@@ -135,6 +135,50 @@ impl<'de> Deserialize<'de> for Operation {
     }
 }
 
+/// An optional extra an adapter declares in its hello. On the wire it is its name.
+#[derive(Debug, Clone, PartialEq, Eq, Hash, PartialOrd, Ord)]
+pub enum Capability {
+    /// `diagnostics`: `load` reports `diagnostics` and `migrated`.
+    Diagnostics,
+    /// `own-file-names`: created file names are not part of the contract; files are
+    /// matched by content and role.
+    OwnFileNames,
+    /// A name the kit does not know, kept as written (and otherwise ignored).
+    Other(String),
+}
+
+impl Capability {
+    /// The capability's name on the wire.
+    pub fn name(&self) -> &str {
+        match self {
+            Capability::Diagnostics => "diagnostics",
+            Capability::OwnFileNames => "own-file-names",
+            Capability::Other(name) => name,
+        }
+    }
+
+    /// The capability named `name`; [`Capability::Other`] when the kit does not know it.
+    pub fn from_name(name: &str) -> Capability {
+        [Capability::Diagnostics, Capability::OwnFileNames]
+            .into_iter()
+            .find(|c| c.name() == name)
+            .unwrap_or_else(|| Capability::Other(name.to_owned()))
+    }
+}
+
+impl Serialize for Capability {
+    fn serialize<S: serde::Serializer>(&self, serializer: S) -> Result<S::Ok, S::Error> {
+        serializer.serialize_str(self.name())
+    }
+}
+
+impl<'de> Deserialize<'de> for Capability {
+    fn deserialize<D: serde::Deserializer<'de>>(deserializer: D) -> Result<Capability, D::Error> {
+        let name = std::borrow::Cow::<str>::deserialize(deserializer)?;
+        Ok(Capability::from_name(&name))
+    }
+}
+
 /// The runner's greeting.
 #[derive(Debug, Clone, Serialize, Deserialize, PartialEq, schemars::JsonSchema)]
 pub struct RunnerHello {
@@ -166,7 +210,8 @@ pub struct Hello {
     /// `own-file-names` (created file names are not part of the contract: files are
     /// matched by content and role).
     #[serde(default)]
-    pub capabilities: Vec<String>,
+    #[schemars(with = "Vec<String>")]
+    pub capabilities: Vec<Capability>,
 }
 
 impl Hello {
@@ -176,8 +221,8 @@ impl Hello {
     }
 
     /// Whether the adapter has capability `cap`.
-    pub fn has(&self, cap: &str) -> bool {
-        self.capabilities.iter().any(|c| c == cap)
+    pub fn has(&self, cap: &Capability) -> bool {
+        self.capabilities.contains(cap)
     }
 }
 
@@ -386,6 +431,16 @@ mod tests {
         assert!(!other.is_known());
         assert_eq!(serde_json::to_string(&other).expect("writes"), "\"rename\"");
         assert!(serde_json::from_str::<Operation>("1").is_err());
+        let hello: Hello = serde_json::from_str(
+            r#"{"implementation":"x","version":"1","profile":"pi","operations":[],"capabilities":["own-file-names","later"]}"#,
+        )
+        .expect("reads");
+        assert!(hello.has(&Capability::OwnFileNames));
+        assert!(!hello.has(&Capability::Diagnostics));
+        assert_eq!(
+            serde_json::to_value(&hello.capabilities).expect("writes"),
+            json!(["own-file-names", "later"])
+        );
     }
 
     /// Arguments made from text are sent as that text, byte for byte, and read as the

@@ -12,7 +12,7 @@ use crate::compare::{self, dispose, Numbers};
 use crate::corpus::{Case, SafetyCheck};
 use crate::divergences::Excuse;
 use crate::normalize::{canonical, object, take_snapshot, Normalizer};
-use crate::protocol::{Hello, Operation, Request};
+use crate::protocol::{Capability, Hello, Operation, Request};
 
 /// The outcome of one case.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord, Hash)]
@@ -370,7 +370,7 @@ fn set_mtimes(
 
 /// Without the `diagnostics` capability, `diagnostics` and `migrated` are not part of a `{"ok": …}` response.
 pub fn strip_extras(response: &mut Value, hello: &Hello) {
-    if hello.has("diagnostics") {
+    if hello.has(&Capability::Diagnostics) {
         return;
     }
     if let Some(ok) = response.get_mut("ok").and_then(Value::as_object_mut) {
@@ -511,7 +511,7 @@ fn compare_values(
     if case.file.op == Operation::Context {
         ignore_extra_keys(&expected, &mut actual, &mut result.notes);
     }
-    if hello.has(OWN_FILE_NAMES) {
+    if hello.has(&OWN_FILE_NAMES) {
         compare::set_aside_file_names(&mut expected);
         compare::set_aside_file_names(&mut actual);
     }
@@ -539,7 +539,7 @@ fn compare_values(
 
 /// The hello capability of an adapter whose created file names are not part of its
 /// contract: created files are then matched by content and role, not by name.
-pub const OWN_FILE_NAMES: &str = "own-file-names";
+pub const OWN_FILE_NAMES: Capability = Capability::OwnFileNames;
 
 /// A failed comparison in one line: `error KIND` when the actual response is an error
 /// of another kind than the golden's, else the first difference.

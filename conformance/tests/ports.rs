@@ -207,7 +207,7 @@ fn rename_created_files(request: &Request, response: &mut Response) {
 /// created files `20261126T230319521Z-<uuid>.jsonl`: files are matched by content and role.
 #[test]
 fn a_port_with_its_own_file_names_passes_when_its_hello_says_so() {
-    let own = |hello: &mut Hello| hello.capabilities.push(OWN_FILE_NAMES.to_owned());
+    let own = |hello: &mut Hello| hello.capabilities.push(OWN_FILE_NAMES);
     let results = run_all(
         rename_created_files,
         own,
