@@ -87,10 +87,18 @@ impl std::error::Error for FuzzError {
     }
 }
 
-/// The tags of every generated `apply` case: its golden names the session file the
-/// calls create (`<ftime>_<session:N>.jsonl`), so `tag:file-naming` in an
-/// expected-divergences list covers it.
-pub const APPLY_TAGS: [&str; 1] = ["file-naming"];
+/// Gives a generated case the tags that follow from its golden (`corpus/README.md`
+/// "Tags"): `file-naming` when the golden names a file the implementation creates
+/// (`<ftime>_<session:N>.jsonl`), so that `tag:file-naming` in an expected-divergences
+/// list covers it. Generated inputs are version 3: no other tag applies.
+fn tag_from_golden(case: &mut Case, golden: &str) {
+    let names_created_file = golden.contains("<ftime>_") || golden.contains("<ftime>.jsonl");
+    case.file.tags = if names_created_file {
+        vec!["file-naming".to_owned()]
+    } else {
+        Vec::new()
+    };
+}
 
 /// A deterministic stream of generated sessions for `profile`.
 pub struct Generated {
@@ -170,11 +178,10 @@ fn make_case(
         safety: Vec::new(),
         mtimes: BTreeMap::new(),
         dir_inputs: Vec::new(),
-        tags: APPLY_TAGS.iter().map(|&t| t.to_owned()).collect(),
+        tags: Vec::new(),
     };
     let mut inputs = BTreeMap::new();
     if n % 2 == 1 {
-        file.tags.clear();
         let (text, ids) = session_file(steps, profile);
         let mut args = serde_json::json!({"file": "session.jsonl"});
         if !ids.is_empty() && leaf.index(4) > 0 {
@@ -237,17 +244,20 @@ pub fn generate(seed: u64, count: usize, profile: Profile, out: &Path) -> Result
     let root = out.join("generated");
     for mut case in Generated::new(seed, profile).take(count) {
         case.dir = root.join(&case.file.name);
-        write_case(&case, profile)?;
+        write_case(&mut case, profile)?;
     }
     Ok(count)
 }
 
-/// Writes a case's folder: `case.json`, its inputs and its golden from the reference.
-fn write_case(case: &Case, profile: Profile) -> Result<(), FuzzError> {
+/// Writes a case's folder: `case.json` (with the tags that follow from the golden),
+/// its inputs and its golden from the reference.
+fn write_case(case: &mut Case, profile: Profile) -> Result<(), FuzzError> {
     let failed = |path: &Path| {
         let path = path.to_owned();
         move |error| FuzzError::Write { path, error }
     };
+    let golden = reference_output(case, profile)?;
+    tag_from_golden(case, &golden);
     fs::create_dir_all(&case.dir).map_err(failed(&case.dir))?;
     // A case file is strings, numbers and JSON values: it always serialises.
     let mut text = serde_json::to_string_pretty(&case.file)
@@ -259,7 +269,6 @@ fn write_case(case: &Case, profile: Profile) -> Result<(), FuzzError> {
         fs::create_dir_all(case.dir.join("input")).map_err(failed(&path))?;
         fs::write(&path, bytes).map_err(failed(&path))?;
     }
-    let golden = reference_output(case, profile)?;
     fs::write(case.dir.join("expected.json"), golden).map_err(failed(&case.dir))
 }
 
@@ -386,7 +395,7 @@ pub fn fuzz(options: &FuzzOptions, progress: &mut dyn Write) -> Result<FuzzRun, 
         let Some((n, steps, leaf)) = generated.parts() else {
             break;
         };
-        let case = make_case(options.profile, options.seed, n, &steps, leaf);
+        let mut case = make_case(options.profile, options.seed, n, &steps, leaf);
         ran += 1;
         let _ = write!(progress, "\r[{ran}/{}] {}", options.cases, case.file.name);
         let _ = progress.flush();
@@ -402,6 +411,8 @@ pub fn fuzz(options: &FuzzOptions, progress: &mut dyn Write) -> Result<FuzzRun, 
                 continue;
             }
             Verdict::Disagree(_) => {
+                let golden = reference_output(&case, options.profile)?;
+                tag_from_golden(&mut case, &golden);
                 if let Some(why) = excuse(&case, &options.divergences) {
                     looked_past.push((case.file.name.clone(), why));
                     continue;
@@ -424,7 +435,7 @@ pub fn fuzz(options: &FuzzOptions, progress: &mut dyn Write) -> Result<FuzzRun, 
         written.file.name = format!("fuzz-{}-seed-{}-case-{n}", options.profile, options.seed);
         written.dir = options.out.join(&written.file.name);
         written.derived = crate::corpus::Derived::default();
-        write_case(&written, options.profile)?;
+        write_case(&mut written, options.profile)?;
         let _ = writeln!(progress);
         return Ok(FuzzRun {
             ran,
@@ -597,6 +608,36 @@ mod tests {
             .map(|c| serde_json::to_value(c.file).unwrap())
             .collect();
         assert_ne!(a, c);
+    }
+
+    /// A generated case carries `file-naming` exactly when its golden names a created
+    /// file, as `corpus/README.md` "Tags" has it for the corpus.
+    #[test]
+    fn generated_cases_carry_the_tags_their_goldens_call_for() {
+        let out = tempfile::tempdir().expect("dir");
+        generate(3, 8, Profile::Pi, out.path()).expect("generates");
+        let mut tagged = 0;
+        for item in fs::read_dir(out.path().join("generated")).expect("written") {
+            let dir = item.expect("entry").path();
+            let golden = fs::read_to_string(dir.join("expected.json")).expect("golden");
+            let case: Value =
+                serde_json::from_slice(&fs::read(dir.join("case.json")).expect("case"))
+                    .expect("JSON");
+            let names = golden.contains("<ftime>_") || golden.contains("<ftime>.jsonl");
+            let tags = case.get("tags").cloned().unwrap_or(Value::Null);
+            if names {
+                tagged += 1;
+                assert_eq!(
+                    tags,
+                    serde_json::json!(["file-naming"]),
+                    "{}",
+                    dir.display()
+                );
+            } else {
+                assert_eq!(tags, Value::Null, "{}", dir.display());
+            }
+        }
+        assert!(tagged > 0, "no generated case names a created file");
     }
 
     #[test]

@@ -48,8 +48,8 @@ pub struct Args {
     #[arg(long = "ignore-key", value_name = "KEY")]
     ignore_keys: Vec<String>,
     /// Known divergences, as `run --expect` reads them (PROTOCOL.md "Expected divergences"):
-    /// a disagreement in a declared category (`GROUP/NAME-GLOB`, `tag:TAG`; generated
-    /// `apply` cases carry `file-naming`) is looked past, and lines of a declared
+    /// a disagreement in a declared category (`GROUP/NAME-GLOB`, `tag:TAG`; a generated
+    /// case whose golden names a created file carries `file-naming`) is looked past, and lines of a declared
     /// `entry-type:TYPE` are left out of written files before comparing.
     #[arg(long, value_name = "FILE")]
     expect: Option<PathBuf>,
