@@ -40,6 +40,8 @@ const TERMINAL_VARS: [&str; 8] = [
 pub enum Failure {
     /// No answer within the time limit.
     Timeout,
+    /// The process could not be started: `cannot start PROGRAM: REASON`.
+    Start(String),
     /// The process exited; the tail of its stderr.
     Crash(String),
     /// The answer was not a protocol message.
@@ -50,7 +52,7 @@ impl std::fmt::Display for Failure {
     fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
         match self {
             Failure::Timeout => f.write_str("no answer within the time limit"),
-            Failure::Crash(why) if why.starts_with("cannot start") => f.write_str(why),
+            Failure::Start(why) => f.write_str(why),
             Failure::Crash(why) => write!(f, "it exited ({why})"),
             Failure::Protocol(why) => write!(f, "its answer is not a protocol message ({why})"),
         }
@@ -156,7 +158,7 @@ impl ProcessAdapter {
         std::os::unix::process::CommandExt::process_group(&mut command, 0);
         let mut child = command
             .spawn()
-            .map_err(|e| Failure::Crash(format!("cannot start {program}: {e}")))?;
+            .map_err(|e| Failure::Start(format!("cannot start {program}: {e}")))?;
         let stdin = child
             .stdin
             .take()
@@ -252,10 +254,7 @@ impl ProcessAdapter {
 impl Adapter for ProcessAdapter {
     fn hello(&mut self) -> Result<Hello, Failure> {
         if self.one_shot {
-            let operations = crate::protocol::OPERATIONS
-                .iter()
-                .map(|s| (*s).to_owned())
-                .collect();
+            let operations = crate::protocol::Operation::ALL.to_vec();
             let name = self.argv.join(" ");
             return Ok(Hello {
                 kind: "hello".into(),

@@ -16,7 +16,7 @@ use serde_json::value::RawValue;
 use serde_json::Value;
 use session_reference::model::Profile;
 
-use crate::protocol::{Args, OPERATIONS};
+use crate::protocol::{Args, Operation};
 
 /// `case.json`.
 #[derive(Debug, Clone, Serialize, Deserialize, PartialEq, schemars::JsonSchema)]
@@ -33,8 +33,11 @@ pub struct CaseFile {
     pub profiles: Vec<String>,
     /// The seed document and section it tests, e.g. `000 Versioning and migrations`.
     pub seed: String,
+    // The schema's description (schemas/ is generated from this comment): the list is
+    // `Operation::ALL`.
     /// The operation: `load`, `context`, `tree`, `apply` or `persist`.
-    pub op: String,
+    #[schemars(with = "String")]
+    pub op: Operation,
     /// The operation's arguments (may use `$repeat`/`$concat` templates).
     #[serde(default)]
     pub args: Value,
@@ -67,7 +70,7 @@ pub const TAGS: [(&str, &str); 8] = [
 ];
 
 /// A data-safety check.
-#[derive(Debug, Clone, Serialize, Deserialize, PartialEq, schemars::JsonSchema)]
+#[derive(Debug, Clone, Serialize, Deserialize, PartialEq, Eq, schemars::JsonSchema)]
 #[serde(tag = "check", rename_all = "kebab-case", deny_unknown_fields)]
 pub enum SafetyCheck {
     /// The input file's exact bytes still exist in the working directory, as a whole file or the start of one.
@@ -309,7 +312,7 @@ pub fn load_case(dir: &Path) -> Result<Case, CorpusError> {
                     profiles: Vec::new(),
                     seed: String::new(),
                     // An operation every adapter supports, so that every run reports it.
-                    op: "load".into(),
+                    op: Operation::Load,
                     args: Value::Null,
                     tags: Vec::new(),
                     safety: Vec::new(),
@@ -649,8 +652,8 @@ pub fn check(root: &Path) -> Vec<CorpusError> {
         if !is_kebab(&case.file.name) {
             problems.push(at(format!("name {:?} is not kebab-case", case.file.name)));
         }
-        if !OPERATIONS.contains(&case.file.op.as_str()) {
-            problems.push(at(format!("unknown op {:?}", case.file.op)));
+        if !case.file.op.is_known() {
+            problems.push(at(format!("unknown op {:?}", case.file.op.name())));
         }
         if case.file.profiles.is_empty() {
             problems.push(at("no profiles".into()));

@@ -10,9 +10,11 @@ use session_reference::entries;
 use session_reference::model::Profile;
 use session_reference::session::{Options, SessionError, SessionManager};
 
+pub use self::call::Call;
 use crate::normalize::object;
-use crate::protocol::{Hello, Request, Response, OMP_ONLY_OPERATIONS, OPERATIONS};
+use crate::protocol::{Capability, Hello, Operation, Request, Response};
 
+mod call;
 pub mod compaction;
 pub mod serve;
 mod store;
@@ -24,12 +26,11 @@ pub fn hello(profile: Profile) -> Hello {
         implementation: "session-reference".into(),
         version: env!("CARGO_PKG_VERSION").into(),
         profile: profile.name().into(),
-        operations: OPERATIONS
-            .iter()
-            .filter(|op| profile == Profile::Omp || !OMP_ONLY_OPERATIONS.contains(op))
-            .map(|s| (*s).to_owned())
+        operations: Operation::ALL
+            .into_iter()
+            .filter(|op| profile == Profile::Omp || !op.is_omp_only())
             .collect(),
-        capabilities: vec!["diagnostics".into()],
+        capabilities: vec![Capability::Diagnostics],
     }
 }
 
@@ -48,23 +49,23 @@ pub fn execute(request: Request) -> Response {
         }
     }
     let mut args = request.args.into_value();
-    let result = match request.op.as_str() {
-        "load" => load(&dir, &args, profile),
-        "context" => context(&dir, &args, profile),
-        "tree" => tree(&dir, &args, profile),
-        "apply" => apply(&dir, &args, profile),
-        "persist" => persist(&dir, args["message"].take(), profile),
-        op if profile != Profile::Omp && OMP_ONLY_OPERATIONS.contains(&op) => {
+    let result = match request.op {
+        Operation::Load => load(&dir, &args, profile),
+        Operation::Context => context(&dir, &args, profile),
+        Operation::Tree => tree(&dir, &args, profile),
+        Operation::Apply => apply(&dir, &args, profile),
+        Operation::Persist => persist(&dir, args["message"].take(), profile),
+        ref op if profile != Profile::Omp && op.is_omp_only() => {
             return Response::unsupported(case)
         }
-        "list" => store::list_op(&dir, &args, profile),
-        "recent" => store::recent_op(&dir, &args),
-        "continue" => store::continue_op(&dir, &args, profile),
-        "resolve" => store::resolve_op(&dir, &args, profile),
-        "history" => store::history_op(&dir, &args),
-        "compaction" => compaction::compaction_op(&dir, &args, profile),
-        "branch_summary" => compaction::branch_summary_op(&dir, &args, profile),
-        _ => return Response::unsupported(case),
+        Operation::List => store::list_op(&dir, &args, profile),
+        Operation::Recent => store::recent_op(&dir, &args),
+        Operation::Continue => store::continue_op(&dir, &args, profile),
+        Operation::Resolve => store::resolve_op(&dir, &args, profile),
+        Operation::History => store::history_op(&dir, &args),
+        Operation::Compaction => compaction::compaction_op(&dir, &args, profile),
+        Operation::BranchSummary => compaction::branch_summary_op(&dir, &args, profile),
+        Operation::Other(_) => return Response::unsupported(case),
     };
     match result {
         Ok(value) => Response::ok(case, value),
@@ -92,9 +93,9 @@ pub fn options(dir: &Path, profile: Profile) -> Options {
 /// `name` inside the case directory `dir`: a path that is absolute or climbs out with
 /// `..` is refused, so no request makes the reference touch a file outside its case.
 pub fn inside(dir: &Path, name: &str) -> Result<PathBuf, SessionError> {
-    crate::guard::inside(dir, name).map_err(|message| SessionError::Io {
+    crate::guard::inside(dir, name).map_err(|e| SessionError::Io {
         path: PathBuf::from(name),
-        message,
+        message: e.to_string(),
     })
 }
 
@@ -281,24 +282,29 @@ pub fn run_step(
             .to_owned()
     };
     let id = |r: Result<String, SessionError>| r.map(Value::from);
-    match (step["call"].as_str().unwrap_or_default(), profile) {
-        ("appendMessage", _) => id(sm.append_message(arg("message"))),
-        ("appendThinkingLevelChange", _) => id(sm.append(&entries::ThinkingLevelChange {
-            thinking_level: arg("thinkingLevel"),
-        })),
-        ("appendModelChange", Profile::Pi) => id(sm.append(&entries::PiModelChange {
+    let call = step["call"].as_str().and_then(Call::from_name);
+    match (call, profile) {
+        (Some(Call::AppendMessage), _) => id(sm.append_message(arg("message"))),
+        (Some(Call::AppendThinkingLevelChange), _) => {
+            id(sm.append(&entries::ThinkingLevelChange {
+                thinking_level: arg("thinkingLevel"),
+            }))
+        }
+        (Some(Call::AppendModelChange), Profile::Pi) => id(sm.append(&entries::PiModelChange {
             provider: arg("provider"),
             model_id: arg("modelId"),
         })),
-        ("appendModelChange", Profile::Operator) => id(sm.append(&entries::ModelIdChange {
-            provider: opt("provider"),
-            model_id: arg("modelId"),
-        })),
-        ("appendModelChange", Profile::Omp) => id(sm.append(&entries::OmpModelChange {
+        (Some(Call::AppendModelChange), Profile::Operator) => {
+            id(sm.append(&entries::ModelIdChange {
+                provider: opt("provider"),
+                model_id: arg("modelId"),
+            }))
+        }
+        (Some(Call::AppendModelChange), Profile::Omp) => id(sm.append(&entries::OmpModelChange {
             model: arg("model"),
             role: opt("role"),
         })),
-        ("appendCompaction", Profile::Pi | Profile::Operator) => {
+        (Some(Call::AppendCompaction), Profile::Pi | Profile::Operator) => {
             id(sm.append(&entries::PiCompaction {
                 summary: arg("summary"),
                 first_kept_entry_id: arg("firstKeptEntryId"),
@@ -307,7 +313,7 @@ pub fn run_step(
                 from_hook: opt("fromHook"),
             }))
         }
-        ("appendCompaction", Profile::Omp) => id(sm.append(&entries::OmpCompaction {
+        (Some(Call::AppendCompaction), Profile::Omp) => id(sm.append(&entries::OmpCompaction {
             summary: arg("summary"),
             short_summary: opt("shortSummary"),
             first_kept_entry_id: arg("firstKeptEntryId"),
@@ -316,39 +322,41 @@ pub fn run_step(
             preserve_data: opt("preserveData"),
             from_extension: opt("fromExtension"),
         })),
-        ("appendCustomEntry", _) => id(sm.append(&entries::Custom {
+        (Some(Call::AppendCustomEntry), _) => id(sm.append(&entries::Custom {
             custom_type: arg("customType"),
             data: opt("data"),
         })),
-        ("appendCustomMessageEntry", _) => id(sm.append(&entries::CustomMessage {
+        (Some(Call::AppendCustomMessageEntry), _) => id(sm.append(&entries::CustomMessage {
             custom_type: arg("customType"),
             content: arg("content"),
             display: arg("display"),
             details: opt("details"),
         })),
-        ("appendLabelChange", _) => id(sm.append_label_change(&str_arg("targetId"), opt("label"))),
-        ("appendSessionInfo", Profile::Pi | Profile::Operator) => {
+        (Some(Call::AppendLabelChange), _) => {
+            id(sm.append_label_change(&str_arg("targetId"), opt("label")))
+        }
+        (Some(Call::AppendSessionInfo), Profile::Pi | Profile::Operator) => {
             id(sm.append_session_info(&str_arg("name")))
         }
-        ("appendTtsrInjection", Profile::Omp) => id(sm.append(&entries::TtsrInjection {
+        (Some(Call::AppendTtsrInjection), Profile::Omp) => id(sm.append(&entries::TtsrInjection {
             injected_rules: arg("injectedRules"),
         })),
-        ("appendSessionInit", Profile::Omp) => id(sm.append(&entries::SessionInit {
+        (Some(Call::AppendSessionInit), Profile::Omp) => id(sm.append(&entries::SessionInit {
             system_prompt: arg("systemPrompt"),
             task: arg("task"),
             tools: arg("tools"),
             output_schema: opt("outputSchema"),
         })),
-        ("appendModeChange", Profile::Omp) => id(sm.append(&entries::ModeChange {
+        (Some(Call::AppendModeChange), Profile::Omp) => id(sm.append(&entries::ModeChange {
             mode: arg("mode"),
             data: opt("data"),
         })),
-        ("branch", _) => sm.branch(&str_arg("id")).map(|()| Value::Null),
-        ("resetLeaf", _) => {
+        (Some(Call::Branch), _) => sm.branch(&str_arg("id")).map(|()| Value::Null),
+        (Some(Call::ResetLeaf), _) => {
             sm.reset_leaf();
             Ok(Value::Null)
         }
-        ("branchWithSummary", _) => {
+        (Some(Call::BranchWithSummary), _) => {
             let from = step
                 .get("fromId")
                 .and_then(Value::as_str)
@@ -367,7 +375,7 @@ pub fn run_step(
             };
             id(sm.branch_with_summary(from.as_deref(), summary))
         }
-        ("createBranchedSession", _) => {
+        (Some(Call::CreateBranchedSession), _) => {
             let leaf = step
                 .get("leafId")
                 .and_then(Value::as_str)
@@ -375,36 +383,36 @@ pub fn run_step(
             sm.create_branched_session(leaf.as_deref())
                 .map(|p| p.map(|p| p.to_string_lossy().into_owned()).into())
         }
-        ("flush", _) => sm.flush().map(|()| Value::Null),
-        _ => query(sm, step),
+        (Some(Call::Flush), _) => sm.flush().map(|()| Value::Null),
+        (call, _) => query(sm, call, step),
     }
 }
 
 /// The calls of 002 that read instead of write (PROTOCOL.md "Queries"): what the
 /// session holds in memory at that step, written or not. An unknown call is an error.
-fn query(sm: &SessionManager, step: &Value) -> Result<Value, SessionError> {
+fn query(sm: &SessionManager, call: Option<Call>, step: &Value) -> Result<Value, SessionError> {
     let entries = |list: Vec<&session_reference::model::Entry>| -> Value {
         list.into_iter().map(|e| sm.resolved(e)).collect()
     };
     let id = step.get("id").and_then(Value::as_str);
-    match step["call"].as_str().unwrap_or_default() {
-        "getLeafId" => Ok(sm.leaf_id().into()),
-        "getHeader" => {
+    match call {
+        Some(Call::GetLeafId) => Ok(sm.leaf_id().into()),
+        Some(Call::GetHeader) => {
             Ok(session_reference::raw::parse_value(sm.header().raw.get()).unwrap_or(Value::Null))
         }
-        "getEntry" => Ok(id
+        Some(Call::GetEntry) => Ok(id
             .and_then(|id| sm.get_entry(id))
             .map_or(Value::Null, |e| sm.resolved(e))),
-        "getEntries" => Ok(entries(sm.entries().iter().collect())),
-        "getBranch" | "getPath" => Ok(entries(
+        Some(Call::GetEntries) => Ok(entries(sm.entries().iter().collect())),
+        Some(Call::GetBranch | Call::GetPath) => Ok(entries(
             sm.get_branch(step.get("fromId").and_then(Value::as_str)),
         )),
-        "getChildren" => Ok(entries(
+        Some(Call::GetChildren) => Ok(entries(
             sm.get_children(step.get("parentId").and_then(Value::as_str)),
         )),
-        "getLabel" => Ok(id.and_then(|id| sm.get_label(id)).into()),
-        "getTree" => Ok(tree_output(sm)["nodes"].take()),
-        "buildSessionContext" => {
+        Some(Call::GetLabel) => Ok(id.and_then(|id| sm.get_label(id)).into()),
+        Some(Call::GetTree) => Ok(tree_output(sm)["nodes"].take()),
+        Some(Call::BuildSessionContext) => {
             Ok(sm.context_json(sm.leaf_id().map_or(LeafChoice::Null, LeafChoice::Id)))
         }
         _ => Err(SessionError::Io {

@@ -19,14 +19,86 @@ use session_reference::model::Profile;
 use session_reference::session::{Options, SessionManager};
 use session_reference::storage::MemoryStorage;
 
-use crate::adapter::{Adapter, ProcessAdapter, ReferenceAdapter};
-use crate::corpus::{Case, CaseFile};
+use crate::adapter::{Adapter, Failure, ProcessAdapter, ReferenceAdapter};
+use crate::corpus::{Case, CaseFile, CorpusError};
+use crate::divergences::{Divergences, Excuse};
 use crate::execute::{run_step, substitute};
 use crate::normalize::canonical;
-use crate::runner::{produce, unified_diff};
+use crate::protocol::Operation;
+use crate::runner::{produce, produce_with, unified_diff, Status};
 
 /// The first generated case id (far above the hand-written corpus).
 pub const FIRST_ID: u32 = 100_000;
+
+/// Why `generate` or a fuzz run stopped.
+#[derive(Debug)]
+#[non_exhaustive]
+pub enum FuzzError {
+    /// The adapter did not start, or did not say hello.
+    AdapterStart(Failure),
+    /// A generated case's file or folder could not be written.
+    Write {
+        /// The file or folder.
+        path: PathBuf,
+        /// What failed.
+        error: std::io::Error,
+    },
+    /// The reference gave no output for a generated case (a bug of the reference or
+    /// of the generator).
+    Reference {
+        /// How the case ended.
+        status: Status,
+        /// What the reference said.
+        message: String,
+    },
+    /// The corpus a finding is numbered for could not be read.
+    Corpus {
+        /// The corpus folder.
+        corpus: PathBuf,
+        /// Why it could not be read.
+        error: CorpusError,
+    },
+}
+
+impl std::fmt::Display for FuzzError {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        match self {
+            FuzzError::AdapterStart(failure) => write!(f, "the adapter did not start: {failure}"),
+            FuzzError::Write { path, error } => write!(f, "{}: {error}", path.display()),
+            FuzzError::Reference { status, message } => {
+                write!(f, "reference: {}: {message}", status.name())
+            }
+            FuzzError::Corpus { corpus, error } => write!(
+                f,
+                "cannot number the finding for {}: {error}",
+                corpus.display()
+            ),
+        }
+    }
+}
+
+impl std::error::Error for FuzzError {
+    fn source(&self) -> Option<&(dyn std::error::Error + 'static)> {
+        match self {
+            FuzzError::Write { error, .. } => Some(error),
+            FuzzError::Corpus { error, .. } => Some(error),
+            _ => None,
+        }
+    }
+}
+
+/// Gives a generated case the tags that follow from its golden (`corpus/README.md`
+/// "Tags"): `file-naming` when the golden names a file the implementation creates
+/// (`<ftime>_<session:N>.jsonl`), so that `tag:file-naming` in an expected-divergences
+/// list covers it. Generated inputs are version 3: no other tag applies.
+fn tag_from_golden(case: &mut Case, golden: &str) {
+    let names_created_file = golden.contains("<ftime>_") || golden.contains("<ftime>.jsonl");
+    case.file.tags = if names_created_file {
+        vec!["file-naming".to_owned()]
+    } else {
+        Vec::new()
+    };
+}
 
 /// A deterministic stream of generated sessions for `profile`.
 pub struct Generated {
@@ -101,7 +173,7 @@ fn make_case(
         ),
         profiles: vec![profile.name().to_owned()],
         seed: "generated".into(),
-        op: "apply".into(),
+        op: Operation::Apply,
         args: serde_json::json!({"open": null, "cwd": "/proj", "steps": steps}),
         safety: Vec::new(),
         mtimes: BTreeMap::new(),
@@ -115,7 +187,7 @@ fn make_case(
         if !ids.is_empty() && leaf.index(4) > 0 {
             args["leafId"] = Value::from(ids[leaf.index(ids.len())].clone());
         }
-        file.op = "context".into();
+        file.op = Operation::Context;
         file.description = format!(
             "generated: the context of a {}-entry session ({profile})",
             ids.len()
@@ -125,7 +197,7 @@ fn make_case(
             args["contextWindow"] = Value::from(200);
             args["stubSummary"] = Value::from("S");
             args["settings"] = serde_json::json!({"keepRecentTokens": 1 + leaf.index(8)});
-            file.op = "compaction".into();
+            file.op = Operation::Compaction;
             file.description = format!(
                 "generated: the compaction plan of a {}-entry session ({profile})",
                 ids.len()
@@ -168,37 +240,43 @@ fn session_file(steps: &[Value], profile: Profile) -> (String, Vec<String>) {
 }
 
 /// Writes `count` generated cases under `out/generated/`, with goldens from the reference.
-pub fn generate(seed: u64, count: usize, profile: Profile, out: &Path) -> Result<usize, String> {
+pub fn generate(seed: u64, count: usize, profile: Profile, out: &Path) -> Result<usize, FuzzError> {
     let root = out.join("generated");
     for mut case in Generated::new(seed, profile).take(count) {
         case.dir = root.join(&case.file.name);
-        write_case(&case, profile)?;
+        write_case(&mut case, profile)?;
     }
     Ok(count)
 }
 
-fn write_case(case: &Case, profile: Profile) -> Result<(), String> {
-    fs::create_dir_all(&case.dir).map_err(|e| format!("{}: {e}", case.dir.display()))?;
-    let mut text = serde_json::to_string_pretty(&case.file).map_err(|e| e.to_string())?;
+/// Writes a case's folder: `case.json` (with the tags that follow from the golden),
+/// its inputs and its golden from the reference.
+fn write_case(case: &mut Case, profile: Profile) -> Result<(), FuzzError> {
+    let failed = |path: &Path| {
+        let path = path.to_owned();
+        move |error| FuzzError::Write { path, error }
+    };
+    let golden = reference_output(case, profile)?;
+    tag_from_golden(case, &golden);
+    fs::create_dir_all(&case.dir).map_err(failed(&case.dir))?;
+    // A case file is strings, numbers and JSON values: it always serialises.
+    let mut text = serde_json::to_string_pretty(&case.file)
+        .map_err(|e| failed(&case.dir)(std::io::Error::from(e)))?;
     text.push('\n');
-    fs::write(case.dir.join("case.json"), text)
-        .map_err(|e| format!("{}: {e}", case.dir.display()))?;
+    fs::write(case.dir.join("case.json"), text).map_err(failed(&case.dir))?;
     for (name, bytes) in &case.inputs {
         let path = case.dir.join("input").join(name);
-        fs::create_dir_all(case.dir.join("input"))
-            .map_err(|e| format!("{}: {e}", path.display()))?;
-        fs::write(&path, bytes).map_err(|e| format!("{}: {e}", path.display()))?;
+        fs::create_dir_all(case.dir.join("input")).map_err(failed(&path))?;
+        fs::write(&path, bytes).map_err(failed(&path))?;
     }
-    let golden = reference_output(case, profile)?;
-    fs::write(case.dir.join("expected.json"), golden)
-        .map_err(|e| format!("{}: {e}", case.dir.display()))
+    fs::write(case.dir.join("expected.json"), golden).map_err(failed(&case.dir))
 }
 
-fn reference_output(case: &Case, profile: Profile) -> Result<String, String> {
+fn reference_output(case: &Case, profile: Profile) -> Result<String, FuzzError> {
     reference_value(case, profile).map(|v| canonical(&v))
 }
 
-fn reference_value(case: &Case, profile: Profile) -> Result<Value, String> {
+fn reference_value(case: &Case, profile: Profile) -> Result<Value, FuzzError> {
     let mut reference = ReferenceAdapter::new(profile);
     let hello = crate::execute::hello(profile);
     produce(
@@ -209,7 +287,7 @@ fn reference_value(case: &Case, profile: Profile) -> Result<Value, String> {
         Duration::from_mins(1),
     )
     .map(|(v, _)| v)
-    .map_err(|(s, m)| format!("reference: {}: {m}", s.name()))
+    .map_err(|(status, message)| FuzzError::Reference { status, message })
 }
 
 fn without_keys(value: Value, keys: &[String]) -> Value {
@@ -255,32 +333,91 @@ pub struct FuzzOptions {
     pub timeout: Duration,
     /// Object keys removed from both outputs before comparing (known divergences to look past).
     pub ignore_keys: Vec<String>,
+    /// Expected divergences ([`crate::divergences`]): a generated case that disagrees
+    /// and falls in a declared category (`generated/*`, `tag:file-naming`, …) is looked
+    /// past, and lines of a declared `entry-type:TYPE` are left out of written files
+    /// before comparing.
+    pub divergences: Divergences,
     /// The corpus a finding is numbered for: it gets the id after the corpus's highest.
     pub corpus: PathBuf,
 }
 
+/// What a fuzz run did.
+pub struct FuzzRun {
+    /// How many generated cases ran.
+    pub ran: usize,
+    /// The generated cases that disagreed only as the expected divergences declare:
+    /// each case's name and what excused it (`SELECTOR: REASON`).
+    pub looked_past: Vec<(String, String)>,
+    /// The first disagreement no declared divergence covers, shrunk.
+    pub finding: Option<Finding>,
+}
+
+/// How a generated case compared.
+enum Verdict {
+    /// Reference and adapter agree.
+    Agree,
+    /// They agree once the lines of declared extra entry types are left out.
+    AgreeWithout,
+    /// They disagree: the diff, expected (reference) → actual (adapter).
+    Disagree(String),
+}
+
+impl Verdict {
+    /// The diff, when they disagree.
+    fn diff(self) -> Option<String> {
+        match self {
+            Verdict::Disagree(diff) => Some(diff),
+            Verdict::Agree | Verdict::AgreeWithout => None,
+        }
+    }
+}
+
+/// What excuses a disagreement of `case`: the expected-divergences entry that covers it
+/// (`SELECTOR: REASON`), if any.
+fn excuse(case: &Case, divergences: &Divergences) -> Option<String> {
+    divergences.excuse(case).map(|excuse| match excuse {
+        Excuse::Id(known) => format!("{}: {}", case.id(), known.reason),
+        Excuse::Category(selector, reason) => format!("{selector}: {reason}"),
+    })
+}
+
 /// Runs generated cases through the adapter and the reference; shrinks and writes the first disagreement.
-pub fn fuzz(
-    options: &FuzzOptions,
-    progress: &mut dyn Write,
-) -> Result<(usize, Option<Finding>), String> {
+/// A disagreement in a category of `options.divergences` is looked past (see [`FuzzRun`]).
+pub fn fuzz(options: &FuzzOptions, progress: &mut dyn Write) -> Result<FuzzRun, FuzzError> {
     let mut adapter = ProcessAdapter::new(options.argv.clone(), options.profile, false);
-    let hello = adapter
-        .hello()
-        .map_err(|e| format!("the adapter did not start: {e}"))?;
+    let hello = adapter.hello().map_err(FuzzError::AdapterStart)?;
     let start = Instant::now();
     let mut ran = 0;
+    let mut looked_past = Vec::new();
     let mut generated = Generated::new(options.seed, options.profile);
     while ran < options.cases && start.elapsed() < options.budget {
         let Some((n, steps, leaf)) = generated.parts() else {
             break;
         };
-        let case = make_case(options.profile, options.seed, n, &steps, leaf);
+        let mut case = make_case(options.profile, options.seed, n, &steps, leaf);
         ran += 1;
         let _ = write!(progress, "\r[{ran}/{}] {}", options.cases, case.file.name);
         let _ = progress.flush();
-        if disagrees(&case, options, &mut adapter, &hello)?.is_none() {
-            continue;
+        match compare(&case, options, &mut adapter, &hello)? {
+            Verdict::Agree => continue,
+            Verdict::AgreeWithout => {
+                let types: Vec<String> = options
+                    .divergences
+                    .extra_entry_types()
+                    .map(|(kind, reason)| format!("entry-type:{kind}: {reason}"))
+                    .collect();
+                looked_past.push((case.file.name.clone(), types.join("; ")));
+                continue;
+            }
+            Verdict::Disagree(_) => {
+                let golden = reference_output(&case, options.profile)?;
+                tag_from_golden(&mut case, &golden);
+                if let Some(why) = excuse(&case, &options.divergences) {
+                    looked_past.push((case.file.name.clone(), why));
+                    continue;
+                }
+            }
         }
         let small = shrink(
             steps.clone(),
@@ -290,32 +427,41 @@ pub fn fuzz(
             &hello,
         )?;
         let case = make_case(options.profile, options.seed, n, &small, leaf);
-        let diff = disagrees(&case, options, &mut adapter, &hello)?.unwrap_or_default();
+        let diff = compare(&case, options, &mut adapter, &hello)?
+            .diff()
+            .unwrap_or_default();
         let mut written = case.clone();
         written.file.id = next_free_id(&options.corpus)?;
         written.file.name = format!("fuzz-{}-seed-{}-case-{n}", options.profile, options.seed);
         written.dir = options.out.join(&written.file.name);
         written.derived = crate::corpus::Derived::default();
-        write_case(&written, options.profile)?;
+        write_case(&mut written, options.profile)?;
         let _ = writeln!(progress);
-        return Ok((
+        return Ok(FuzzRun {
             ran,
-            Some(Finding {
+            looked_past,
+            finding: Some(Finding {
                 dir: written.dir,
                 steps: (steps.len(), small.len()),
                 diff,
             }),
-        ));
+        });
     }
     let _ = writeln!(progress);
-    Ok((ran, None))
+    Ok(FuzzRun {
+        ran,
+        looked_past,
+        finding: None,
+    })
 }
 
 /// The id after the highest of the hand-written cases in `corpus` (generated ids left aside),
 /// so a finding can move to `corpus/cases/regression/` as it is.
-fn next_free_id(corpus: &Path) -> Result<u32, String> {
-    let cases = crate::corpus::load(corpus)
-        .map_err(|e| format!("cannot number the finding for {}: {e}", corpus.display()))?;
+fn next_free_id(corpus: &Path) -> Result<u32, FuzzError> {
+    let cases = crate::corpus::load(corpus).map_err(|error| FuzzError::Corpus {
+        corpus: corpus.to_owned(),
+        error,
+    })?;
     let highest = cases
         .iter()
         .map(|c| c.file.id)
@@ -324,28 +470,58 @@ fn next_free_id(corpus: &Path) -> Result<u32, String> {
     Ok(highest.map_or(1, |id| id + 1))
 }
 
-/// The diff when reference and adapter disagree on `case`.
-fn disagrees(
+/// Whether reference and adapter agree on `case`, lines of the declared extra entry
+/// types left out of the adapter's files, and the keys of `ignore_keys` out of both;
+/// created file names are set aside for an adapter whose hello says they are its own.
+fn compare(
     case: &Case,
     options: &FuzzOptions,
     adapter: &mut ProcessAdapter,
     hello: &crate::protocol::Hello,
-) -> Result<Option<String>, String> {
+) -> Result<Verdict, FuzzError> {
     let mut expected = reference_value(case, options.profile)?;
     if let Some(response) = expected.get_mut("response") {
         crate::runner::strip_extras(response, hello);
     }
-    let actual = match produce(case, options.profile, adapter, hello, options.timeout) {
-        Ok((mut value, _)) => {
-            if case.file.op == "context" {
+    let own_names = hello.has(&crate::runner::OWN_FILE_NAMES);
+    if own_names {
+        crate::compare::set_aside_file_names(&mut expected);
+    }
+    let extra_types: Vec<&str> = options
+        .divergences
+        .extra_entry_types()
+        .map(|(kind, _)| kind)
+        .collect();
+    let mut left_out = false;
+    let actual = match produce_with(
+        case,
+        options.profile,
+        adapter,
+        hello,
+        options.timeout,
+        &extra_types,
+    ) {
+        Ok(produced) => {
+            left_out = !produced.left_out.is_empty();
+            let mut value = produced.output;
+            if case.file.op == Operation::Context {
                 crate::runner::ignore_extra_keys(&expected, &mut value, &mut Vec::new());
+            }
+            if own_names {
+                crate::compare::set_aside_file_names(&mut value);
             }
             canonical(&without_keys(value, &options.ignore_keys))
         }
         Err((status, message)) => format!("{}: {message}\n", status.name()),
     };
     let expected = canonical(&without_keys(expected, &options.ignore_keys));
-    Ok((expected != actual).then(|| unified_diff(&expected, &actual, "reference")))
+    Ok(if expected != actual {
+        Verdict::Disagree(unified_diff(&expected, &actual, "reference"))
+    } else if left_out {
+        Verdict::AgreeWithout
+    } else {
+        Verdict::Agree
+    })
 }
 
 /// Removes steps one at a time (last first) while the disagreement remains;
@@ -356,7 +532,7 @@ fn shrink(
     options: &FuzzOptions,
     adapter: &mut ProcessAdapter,
     hello: &crate::protocol::Hello,
-) -> Result<Vec<Value>, String> {
+) -> Result<Vec<Value>, FuzzError> {
     let mut index = steps.len();
     while index > 0 {
         index -= 1;
@@ -369,7 +545,10 @@ fn shrink(
             .filter(|(i, _)| *i != index)
             .map(|(_, s)| renumber(s, index))
             .collect();
-        if disagrees(&build(&smaller), options, adapter, hello)?.is_some() {
+        if matches!(
+            compare(&build(&smaller), options, adapter, hello)?,
+            Verdict::Disagree(_)
+        ) {
             steps = smaller;
         }
     }
@@ -429,6 +608,36 @@ mod tests {
             .map(|c| serde_json::to_value(c.file).unwrap())
             .collect();
         assert_ne!(a, c);
+    }
+
+    /// A generated case carries `file-naming` exactly when its golden names a created
+    /// file, as `corpus/README.md` "Tags" has it for the corpus.
+    #[test]
+    fn generated_cases_carry_the_tags_their_goldens_call_for() {
+        let out = tempfile::tempdir().expect("dir");
+        generate(3, 8, Profile::Pi, out.path()).expect("generates");
+        let mut tagged = 0;
+        for item in fs::read_dir(out.path().join("generated")).expect("written") {
+            let dir = item.expect("entry").path();
+            let golden = fs::read_to_string(dir.join("expected.json")).expect("golden");
+            let case: Value =
+                serde_json::from_slice(&fs::read(dir.join("case.json")).expect("case"))
+                    .expect("JSON");
+            let names = golden.contains("<ftime>_") || golden.contains("<ftime>.jsonl");
+            let tags = case.get("tags").cloned().unwrap_or(Value::Null);
+            if names {
+                tagged += 1;
+                assert_eq!(
+                    tags,
+                    serde_json::json!(["file-naming"]),
+                    "{}",
+                    dir.display()
+                );
+            } else {
+                assert_eq!(tags, Value::Null, "{}", dir.display());
+            }
+        }
+        assert!(tagged > 0, "no generated case names a created file");
     }
 
     #[test]

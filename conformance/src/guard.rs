@@ -49,23 +49,64 @@ pub fn nesting(text: &str) -> usize {
     deepest
 }
 
+/// What the harness refuses to read or touch.
+#[derive(Debug, Clone, PartialEq, Eq)]
+#[non_exhaustive]
+pub enum GuardError {
+    /// A JSON text nested deeper than [`MAX_NESTING`].
+    TooDeep {
+        /// How deep it nests.
+        depth: usize,
+    },
+    /// An empty path.
+    EmptyPath,
+    /// A path that climbs out of its directory with `..`.
+    LeavesDirectory {
+        /// The path as given.
+        name: String,
+    },
+    /// An absolute path (or one with a drive prefix).
+    Absolute {
+        /// The path as given.
+        name: String,
+    },
+}
+
+impl std::fmt::Display for GuardError {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        match self {
+            GuardError::TooDeep { depth } => write!(
+                f,
+                "nested {depth} levels deep, deeper than the limit of {MAX_NESTING}"
+            ),
+            GuardError::EmptyPath => f.write_str("an empty path"),
+            GuardError::LeavesDirectory { name } => {
+                write!(f, "{name:?} leaves its directory (`..`)")
+            }
+            GuardError::Absolute { name } => {
+                write!(f, "{name:?} is absolute; paths are relative to the case")
+            }
+        }
+    }
+}
+
+impl std::error::Error for GuardError {}
+
 /// `Err` naming the depth when `text` nests deeper than [`MAX_NESTING`] (a text no
 /// longer than the limit cannot, and is not scanned).
-pub fn check_nesting(text: &str) -> Result<(), String> {
+pub fn check_nesting(text: &str) -> Result<(), GuardError> {
     if text.len() <= MAX_NESTING {
         return Ok(());
     }
     match nesting(text) {
-        n if n > MAX_NESTING => Err(format!(
-            "nested {n} levels deep, deeper than the limit of {MAX_NESTING}"
-        )),
+        depth if depth > MAX_NESTING => Err(GuardError::TooDeep { depth }),
         _ => Ok(()),
     }
 }
 
 /// The first line of `bytes` (1-based) nested deeper than [`MAX_NESTING`], with the
 /// reason. Only lines longer than the limit can be, so most lines are not scanned.
-pub fn deep_line(bytes: &[u8]) -> Option<(usize, String)> {
+pub fn deep_line(bytes: &[u8]) -> Option<(usize, GuardError)> {
     bytes
         .split(|&b| b == b'\n')
         .enumerate()
@@ -79,21 +120,23 @@ pub fn deep_line(bytes: &[u8]) -> Option<(usize, String)> {
 
 /// `name` joined to `root`, when it is a relative path that stays inside it: no root,
 /// no drive prefix, no `..` and not empty. Anything else is refused with the reason.
-pub fn inside(root: &Path, name: &str) -> Result<PathBuf, String> {
+pub fn inside(root: &Path, name: &str) -> Result<PathBuf, GuardError> {
     let path = Path::new(name);
     if name.is_empty() {
-        return Err("an empty path".into());
+        return Err(GuardError::EmptyPath);
     }
     for component in path.components() {
         match component {
             Component::Normal(_) | Component::CurDir => {}
             Component::ParentDir => {
-                return Err(format!("{name:?} leaves its directory (`..`)"));
+                return Err(GuardError::LeavesDirectory {
+                    name: name.to_owned(),
+                });
             }
             Component::RootDir | Component::Prefix(_) => {
-                return Err(format!(
-                    "{name:?} is absolute; paths are relative to the case"
-                ));
+                return Err(GuardError::Absolute {
+                    name: name.to_owned(),
+                });
             }
         }
     }

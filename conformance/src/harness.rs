@@ -28,6 +28,112 @@ use crate::protocol::Hello;
 use crate::report::ProfileRun;
 use crate::runner::{produce, run_case, unified_diff, CaseResult, Divergences, Status};
 
+/// Why a run or `bless` could not be done (a case that fails is a result, not an error).
+#[derive(Debug)]
+#[non_exhaustive]
+pub enum HarnessError {
+    /// A case filter that is not a glob.
+    BadFilter {
+        /// The glob as given.
+        glob: String,
+        /// The glob parser's message.
+        message: String,
+    },
+    /// The corpus could not be read.
+    Corpus(CorpusError),
+    /// The adapter did not start, or did not say hello.
+    AdapterStart(Failure),
+    /// The adapter implements another profile than the run's.
+    WrongProfile {
+        /// The profile its hello names.
+        adapter: String,
+        /// The run's profile.
+        profile: Profile,
+    },
+    /// A thread of the run panicked (a bug of the harness).
+    Panicked {
+        /// What the thread was doing: `the adapter's start`, `a worker`.
+        what: &'static str,
+    },
+    /// There was no job to run (no adapter was made).
+    NoJob,
+    /// `bless`: a case names a profile the kit does not know.
+    UnknownProfile {
+        /// The case's `group/name`.
+        case: String,
+        /// Why the name is not a profile.
+        message: String,
+    },
+    /// `bless`: the reference gave no output for a case.
+    Reference {
+        /// The case's `group/name`.
+        case: String,
+        /// How the case ended.
+        status: Status,
+        /// What the reference said.
+        message: String,
+    },
+    /// `bless`: a golden could not be written or removed.
+    Io {
+        /// The golden.
+        path: PathBuf,
+        /// What failed.
+        error: std::io::Error,
+    },
+}
+
+impl std::fmt::Display for HarnessError {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        match self {
+            HarnessError::BadFilter { glob, message } => {
+                write!(f, "bad --filter {glob:?}: {message}")
+            }
+            HarnessError::Corpus(error) => error.fmt(f),
+            HarnessError::AdapterStart(failure) => {
+                write!(f, "the adapter did not start: {failure}")
+            }
+            HarnessError::WrongProfile { adapter, profile } => {
+                write!(f, "adapter implements profile {adapter:?}, not {profile}")
+            }
+            HarnessError::Panicked { what } => write!(f, "{what} panicked"),
+            HarnessError::NoJob => f.write_str("no job to run"),
+            HarnessError::UnknownProfile { case, message } => write!(f, "{case}: {message}"),
+            HarnessError::Reference {
+                case,
+                status,
+                message,
+            } => write!(f, "{case}: {}: {message}", status.name()),
+            HarnessError::Io { path, error } => write!(f, "{}: {error}", path.display()),
+        }
+    }
+}
+
+impl std::error::Error for HarnessError {
+    fn source(&self) -> Option<&(dyn std::error::Error + 'static)> {
+        match self {
+            HarnessError::Corpus(error) => Some(error),
+            HarnessError::Io { error, .. } => Some(error),
+            _ => None,
+        }
+    }
+}
+
+impl From<CorpusError> for HarnessError {
+    fn from(error: CorpusError) -> HarnessError {
+        HarnessError::Corpus(error)
+    }
+}
+
+/// A glob that selects cases by `group/name` or id.
+fn case_glob(glob: &str) -> Result<GlobMatcher, HarnessError> {
+    Glob::new(glob)
+        .map(|g| g.compile_matcher())
+        .map_err(|e| HarnessError::BadFilter {
+            glob: glob.to_owned(),
+            message: e.to_string(),
+        })
+}
+
 /// A configured run.
 pub struct Harness {
     corpus: PathBuf,
@@ -73,12 +179,8 @@ impl Harness {
     }
 
     /// Only cases whose `group/name` or id matches the glob.
-    pub fn filter(mut self, glob: &str) -> Result<Harness, String> {
-        self.filter = Some(
-            Glob::new(glob)
-                .map_err(|e| format!("bad --filter {glob:?}: {e}"))?
-                .compile_matcher(),
-        );
+    pub fn filter(mut self, glob: &str) -> Result<Harness, HarnessError> {
+        self.filter = Some(case_glob(glob)?);
         Ok(self)
     }
 
@@ -154,13 +256,13 @@ impl Harness {
     }
 
     /// Runs against the built-in reference.
-    pub fn run_reference(&self) -> Result<ProfileRun, String> {
+    pub fn run_reference(&self) -> Result<ProfileRun, HarnessError> {
         let profile = self.profile;
         self.run_with(&|| Box::new(ReferenceAdapter::new(profile)))
     }
 
     /// Runs against an adapter executable.
-    pub fn run_process(&self, argv: &[String], one_shot: bool) -> Result<ProfileRun, String> {
+    pub fn run_process(&self, argv: &[String], one_shot: bool) -> Result<ProfileRun, HarnessError> {
         let (profile, timeout) = (self.profile, self.timeout);
         self.run_with(&|| {
             Box::new(ProcessAdapter::new(argv.to_vec(), profile, one_shot).with_timeout(timeout))
@@ -171,16 +273,15 @@ impl Harness {
     pub fn run_with(
         &self,
         make: &(dyn Fn() -> Box<dyn Adapter> + Sync),
-    ) -> Result<ProfileRun, String> {
-        self.with_cases(|cases| self.run_cases(cases, make))
-            .map_err(|e| e.to_string())?
+    ) -> Result<ProfileRun, HarnessError> {
+        self.with_cases(|cases| self.run_cases(cases, make))?
     }
 
     fn run_cases(
         &self,
         cases: &[&Case],
         make: &(dyn Fn() -> Box<dyn Adapter> + Sync),
-    ) -> Result<ProfileRun, String> {
+    ) -> Result<ProfileRun, HarnessError> {
         // With fewer jobs than CPUs, job `j` and its adapter run on CPU `cpus[j]` (see
         // `affinity`). With as many jobs as CPUs or more, every CPU is kept busy anyway,
         // and measured runs were faster when the scheduler was left free to balance them.
@@ -213,17 +314,19 @@ impl Harness {
                     .map(std::thread::ScopedJoinHandle::join)
                     .collect::<Result<Vec<_>, _>>()
             })
-            .map_err(|_| "the adapter's start panicked".to_owned())?;
+            .map_err(|_| HarnessError::Panicked {
+                what: "the adapter's start",
+            })?;
         let hello = match started.first() {
             Some((_, Ok(hello))) => hello.clone(),
-            Some((_, Err(e))) => return Err(format!("the adapter did not start: {e}")),
-            None => return Err("no job to run".to_owned()),
+            Some((_, Err(e))) => return Err(HarnessError::AdapterStart(e.clone())),
+            None => return Err(HarnessError::NoJob),
         };
         if hello.profile != self.profile.name() {
-            return Err(format!(
-                "adapter implements profile {:?}, not {}",
-                hello.profile, self.profile
-            ));
+            return Err(HarnessError::WrongProfile {
+                adapter: hello.profile,
+                profile: self.profile,
+            });
         }
         let order = heaviest_first(cases);
         let next = AtomicUsize::new(0);
@@ -268,12 +371,12 @@ impl Harness {
         }
         let results = results
             .into_inner()
-            .map_err(|_| "a worker panicked".to_owned())?
+            .map_err(|_| HarnessError::Panicked { what: "a worker" })?
             .into_iter()
             .flatten()
             .collect();
         Ok(ProfileRun {
-            profile: self.profile.name().into(),
+            profile: self.profile,
             hello,
             results,
         })
@@ -312,12 +415,13 @@ fn expanded_len(args: &Value) -> usize {
 
 /// Regenerates goldens from the reference for the selected cases; prints each file
 /// written and its diff. Returns the number of files written.
-pub fn bless(corpus: &Path, filter: Option<&str>, out: &mut dyn Write) -> Result<usize, String> {
-    let matcher = filter
-        .map(|g| Glob::new(g).map(|g| g.compile_matcher()))
-        .transpose()
-        .map_err(|e| e.to_string())?;
-    let cases = corpus::load(corpus).map_err(|e| e.to_string())?;
+pub fn bless(
+    corpus: &Path,
+    filter: Option<&str>,
+    out: &mut dyn Write,
+) -> Result<usize, HarnessError> {
+    let matcher = filter.map(case_glob).transpose()?;
+    let cases = corpus::load(corpus)?;
     let mut written = 0;
     for case in cases.iter().filter(|c| {
         matcher
@@ -326,11 +430,20 @@ pub fn bless(corpus: &Path, filter: Option<&str>, out: &mut dyn Write) -> Result
     }) {
         let mut outputs = Vec::new();
         for name in &case.file.profiles {
-            let profile: Profile = name.parse()?;
+            let profile: Profile =
+                name.parse()
+                    .map_err(|message| HarnessError::UnknownProfile {
+                        case: case.full_name(),
+                        message,
+                    })?;
             let mut adapter = ReferenceAdapter::new(profile);
             let hello = crate::execute::hello(profile);
             let (value, _) = produce(case, profile, &mut adapter, &hello, Duration::from_mins(10))
-                .map_err(|(s, m)| format!("{}: {}: {m}", case.full_name(), s.name()))?;
+                .map_err(|(status, message)| HarnessError::Reference {
+                    case: case.full_name(),
+                    status,
+                    message,
+                })?;
             outputs.push((profile, canonical(&value)));
         }
         let shared = outputs.windows(2).all(|w| w[0].1 == w[1].1);
@@ -359,7 +472,10 @@ pub fn bless(corpus: &Path, filter: Option<&str>, out: &mut dyn Write) -> Result
             .filter(|p| p.exists() && !targets.iter().any(|(t, _)| t == p))
             .collect();
         for path in stale {
-            fs::remove_file(&path).map_err(|e| format!("{}: {e}", path.display()))?;
+            fs::remove_file(&path).map_err(|error| HarnessError::Io {
+                path: path.clone(),
+                error,
+            })?;
             let _ = writeln!(out, "removed {}", path.display());
         }
         for (path, text) in targets {
@@ -367,7 +483,10 @@ pub fn bless(corpus: &Path, filter: Option<&str>, out: &mut dyn Write) -> Result
             if old == text {
                 continue;
             }
-            fs::write(&path, text).map_err(|e| format!("{}: {e}", path.display()))?;
+            fs::write(&path, text).map_err(|error| HarnessError::Io {
+                path: path.clone(),
+                error,
+            })?;
             written += 1;
             let _ = writeln!(out, "wrote {}", path.display());
             if !old.is_empty() {

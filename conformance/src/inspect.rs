@@ -9,51 +9,89 @@ use crate::read_only::ReadOnlyStorage;
 use serde_json::Value;
 use session_reference::context::LeafChoice;
 use session_reference::model::Profile;
-use session_reference::session::{Options, SessionManager};
+use session_reference::session::{Options, SessionError, SessionManager};
 
 use crate::execute;
 use crate::guard::printable;
 
-/// An inspection error: `FILE: line N: message` (line 0 when not about a line).
+/// An inspection error: `FILE: KIND`, the kind naming its line when it is about one
+/// (`FILE: line 1: not a session header; …`).
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct InspectError {
-    /// The file.
+    /// The file (or, for `sessions show`, the id or path asked for).
     pub file: String,
-    /// What is wrong, with its line when there is one.
-    pub message: String,
+    /// What is wrong.
+    pub kind: InspectErrorKind,
+}
+
+/// What is wrong with a file to inspect.
+#[derive(Debug, Clone, PartialEq, Eq)]
+#[non_exhaustive]
+pub enum InspectErrorKind {
+    /// The file cannot be read: the system's message.
+    Io(String),
+    /// Neither a file nor a pipe: `a directory`, `a special file`.
+    NotAFileOrPipe(&'static str),
+    /// A session of a store that is not a regular file: its kind (`fifo`, `socket`, …).
+    NotRegular(&'static str),
+    /// A line nested deeper than [`crate::guard::MAX_NESTING`].
+    TooDeep {
+        /// The line (1-based).
+        line: usize,
+        /// How deep it nests.
+        error: crate::guard::GuardError,
+    },
+    /// The reference cannot open the file.
+    Open(SessionError),
+    /// The file has no usable header (the error names the line).
+    Header(session_reference::parse::HeaderError),
+    /// No session file or id prefix matches what `sessions show` was asked for.
+    NoMatch,
 }
 
 impl std::fmt::Display for InspectError {
     fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
-        write!(f, "{}: {}", self.file, self.message)
+        write!(f, "{}: ", self.file)?;
+        match &self.kind {
+            InspectErrorKind::Io(message) => f.write_str(message),
+            InspectErrorKind::NotAFileOrPipe(what) => {
+                write!(f, "is {what}; expected a session file or a pipe")
+            }
+            InspectErrorKind::NotRegular(kind) => {
+                write!(f, "is a {kind}, not a regular file; not read")
+            }
+            InspectErrorKind::TooDeep { line, error } => write!(f, "line {line}: {error}"),
+            InspectErrorKind::Open(error) => error.fmt(f),
+            InspectErrorKind::Header(error) => error.fmt(f),
+            InspectErrorKind::NoMatch => f.write_str("no session file or id prefix matches"),
+        }
     }
 }
+
+impl std::error::Error for InspectError {}
 
 /// Reads `file` once: a regular file, or a pipe read to its end (a named pipe that no
 /// one writes reads as empty). Anything else (a directory, a device, a socket) is
 /// refused by its kind, without reading it.
 pub fn read_input(file: &Path) -> Result<Vec<u8>, InspectError> {
-    let fail = |message: String| InspectError {
+    let fail = |kind| InspectError {
         file: file.display().to_string(),
-        message,
+        kind,
     };
-    let kind = fs::metadata(file)
-        .map_err(|e| fail(e.to_string()))?
-        .file_type();
+    let io = |e: std::io::Error| fail(InspectErrorKind::Io(e.to_string()));
+    let kind = fs::metadata(file).map_err(io)?.file_type();
     if !(kind.is_file() || is_pipe(kind)) {
         let what = if kind.is_dir() {
             "a directory"
         } else {
             "a special file"
         };
-        return Err(fail(format!(
-            "is {what}; expected a session file or a pipe"
-        )));
+        return Err(fail(InspectErrorKind::NotAFileOrPipe(what)));
     }
     let mut bytes = Vec::new();
     crate::guard::open_input(file)
         .and_then(|mut f| std::io::Read::read_to_end(&mut f, &mut bytes))
-        .map_err(|e| fail(e.to_string()))?;
+        .map_err(io)?;
     Ok(bytes)
 }
 
@@ -78,19 +116,20 @@ pub fn open(
     let profile = profile
         .into()
         .unwrap_or_else(|| crate::validate::profile_of(&bytes));
-    let fail = |message: String| InspectError {
+    let fail = |kind| InspectError {
         file: file.display().to_string(),
-        message,
+        kind,
     };
-    if let Some((line, why)) = crate::guard::deep_line(&bytes) {
-        return Err(fail(format!("line {line}: {why}")));
+    if let Some((line, error)) = crate::guard::deep_line(&bytes) {
+        return Err(fail(InspectErrorKind::TooDeep { line, error }));
     }
     let dir = file.parent().unwrap_or(Path::new("."));
     let mut options = Options::new(profile, dir.to_string_lossy(), dir);
     options.storage = Box::new(ReadOnlyStorage::default());
-    let sm = SessionManager::open_bytes(file, bytes, options).map_err(|e| fail(e.to_string()))?;
+    let sm = SessionManager::open_bytes(file, bytes, options)
+        .map_err(|e| fail(InspectErrorKind::Open(e)))?;
     match &sm.report().header_error {
-        Some(error) => Err(fail(error.to_string())),
+        Some(error) => Err(fail(InspectErrorKind::Header(error.clone()))),
         None => Ok(sm),
     }
 }

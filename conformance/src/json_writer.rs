@@ -18,7 +18,7 @@ pub fn compact(value: &Value) -> String {
     out
 }
 
-/// How [`write`] lays the text out.
+/// How [`write()`] lays the text out.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub struct Layout {
     /// Indented by two spaces, one value per line, as `serde_json::to_string_pretty`.

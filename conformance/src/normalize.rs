@@ -23,16 +23,59 @@ pub use crate::snapshot::{describe_file, snapshot, take_snapshot, MAX_DEPTH};
 /// Strings longer than this many UTF-16 units are summarised.
 pub const LONG_STRING: usize = 4096;
 
-/// The created-token patterns, by kind: ids and session ids (hex), file-name times, ISO times.
-static PATTERNS: LazyLock<[(&str, Regex); 3]> = LazyLock::new(|| {
+/// What a created-token pattern finds.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+enum Pattern {
+    /// Runs of hex digits and UUIDs: ids and session ids ([`classify`] tells them apart).
+    Hex,
+    /// Times as file names spell them.
+    FileTime,
+    /// ISO times.
+    Time,
+}
+
+/// The kind of a created token: the `KIND` of its placeholder `<KIND:N>` or `<KIND>`.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
+pub enum TokenKind {
+    /// An entry id: 8 hex digits (`<id:N>`).
+    Id,
+    /// A session id: a UUID of any version, its 32 digits without dashes, or 16 hex
+    /// digits (`<session:N>`).
+    Session,
+    /// A time in a file name (`<ftime>`).
+    FileTime,
+    /// An ISO time (`<time>`).
+    Time,
+}
+
+impl TokenKind {
+    /// The placeholder's name: `id`, `session`, `ftime`, `time`.
+    pub fn name(self) -> &'static str {
+        match self {
+            TokenKind::Id => "id",
+            TokenKind::Session => "session",
+            TokenKind::FileTime => "ftime",
+            TokenKind::Time => "time",
+        }
+    }
+
+    /// Whether every token of the kind becomes the same placeholder: whether two
+    /// created times are equal depends on the clock, not on the implementation.
+    pub fn is_time(self) -> bool {
+        matches!(self, TokenKind::FileTime | TokenKind::Time)
+    }
+}
+
+/// The created-token patterns: ids and session ids (hex), file-name times, ISO times.
+static PATTERNS: LazyLock<[(Pattern, Regex); 3]> = LazyLock::new(|| {
     [
         (
-            "hex",
+            Pattern::Hex,
             Regex::new(r"[0-9a-f]{8}(?:-[0-9a-f]{4}){3}-[0-9a-f]{12}|[0-9a-f]{8,}")
                 .expect("valid regex"),
         ),
         (
-            "ftime",
+            Pattern::FileTime,
             // `…-sssZ` (pi, omp) or `…-ffffff`, microseconds without a zone (003); the
             // other spellings ports use in file names: `T` or `_` between date and time,
             // with or without a fraction (`-`, `.`) and a `Z`; and ISO's basic format
@@ -44,7 +87,7 @@ static PATTERNS: LazyLock<[(&str, Regex); 3]> = LazyLock::new(|| {
             .expect("valid regex"),
         ),
         (
-            "time",
+            Pattern::Time,
             // `Z`, or an offset from UTC (`+00:00`).
             Regex::new(r"[0-9]{4}-[0-9]{2}-[0-9]{2}T[0-9]{2}:[0-9]{2}:[0-9]{2}(?:\.[0-9]+)?(?:Z|[+-][0-9]{2}:[0-9]{2})")
                 .expect("valid regex"),
@@ -63,17 +106,17 @@ pub struct Normalizer {
     known: Arc<HashSet<String>>,
     dir: String,
     names: HashMap<String, String>,
-    counters: HashMap<&'static str, usize>,
-    patterns: &'static [(&'static str, Regex)],
+    counters: HashMap<TokenKind, usize>,
+    patterns: &'static [(Pattern, Regex)],
 }
 
 /// The created-token-shaped strings of `inputs` (input files, request arguments): the
 /// *known strings* a [`Normalizer`] keeps as they are. Only tokens it would rename are kept.
 pub fn known_tokens<'a>(inputs: impl IntoIterator<Item = &'a str>) -> HashSet<String> {
-    let patterns: &'static [(&'static str, Regex)] = &*PATTERNS;
+    let patterns: &'static [(Pattern, Regex)] = &*PATTERNS;
     let mut known = HashSet::new();
     for text in inputs {
-        for (pattern, re) in patterns {
+        for &(pattern, ref re) in patterns {
             for token in find_tokens(pattern, re, text).map(|at| &text[at]) {
                 if classify(pattern, token).is_some() && !known.contains(token) {
                     known.insert(token.to_owned());
@@ -84,15 +127,15 @@ pub fn known_tokens<'a>(inputs: impl IntoIterator<Item = &'a str>) -> HashSet<St
     known
 }
 
-/// Where the pattern named `pattern` (`re`) matches in `text`, as `re.find_iter` finds
-/// it. `hex`, which has no literal for the regex engine to look for first, is matched
-/// by hand ([`hex_matches`]), several times faster than its automaton.
+/// Where `pattern` (`re`) matches in `text`, as `re.find_iter` finds it.
+/// [`Pattern::Hex`], which has no literal for the regex engine to look for first, is
+/// matched by hand ([`hex_matches`]), several times faster than its automaton.
 fn find_tokens<'t>(
-    pattern: &str,
+    pattern: Pattern,
     re: &'t Regex,
     text: &'t str,
 ) -> impl Iterator<Item = std::ops::Range<usize>> + 't {
-    let by_hand = (pattern == "hex").then(|| hex_matches(text));
+    let by_hand = (pattern == Pattern::Hex).then(|| hex_matches(text));
     let by_regex = by_hand
         .is_none()
         .then(|| re.find_iter(text).map(|m| m.range()));
@@ -363,7 +406,7 @@ impl Normalizer {
             s.to_owned()
         };
         let patterns = self.patterns;
-        for (pattern, re) in patterns {
+        for &(pattern, ref re) in patterns {
             if may_match(pattern, &out) {
                 out = self.rename(out, pattern, re);
             }
@@ -371,8 +414,8 @@ impl Normalizer {
         (out != s).then_some(out)
     }
 
-    /// Renames the created tokens that `re` (the pattern named `pattern`) finds in `text`.
-    fn rename(&mut self, text: String, pattern: &'static str, re: &Regex) -> String {
+    /// Renames the created tokens that `re` (`pattern`'s regex) finds in `text`.
+    fn rename(&mut self, text: String, pattern: Pattern, re: &Regex) -> String {
         let mut result = String::new();
         let mut last = 0;
         for at in find_tokens(pattern, re, &text) {
@@ -397,17 +440,18 @@ impl Normalizer {
         result
     }
 
-    fn name(&mut self, kind: &'static str, token: &str) -> String {
-        // Whether two created times are equal depends on the clock, not on the implementation.
-        if kind == "time" || kind == "ftime" {
-            return format!("<{kind}>");
+    /// The placeholder of `token`, a created token of `kind`: `<KIND:N>` numbered by
+    /// first appearance, or `<KIND>` for a time ([`TokenKind::is_time`]).
+    fn name(&mut self, kind: TokenKind, token: &str) -> String {
+        if kind.is_time() {
+            return format!("<{}>", kind.name());
         }
         if let Some(name) = self.names.get(token) {
             return name.clone();
         }
         let n = self.counters.entry(kind).or_insert(0);
         *n += 1;
-        let name = format!("<{kind}:{n}>");
+        let name = format!("<{}:{n}>", kind.name());
         self.names.insert(token.to_owned(), name.clone());
         name
     }
@@ -434,11 +478,14 @@ fn may_hold_token(s: &str) -> bool {
     false
 }
 
-/// A cheap test that the pattern named `pattern` could match in `s`: every time starts
-/// with 4 digits and a dash, or (ISO's basic format, a file-name time) 8 digits and a
-/// `T`. `hex` is matched by hand ([`hex_matches`]), which is as cheap as a test would be.
-fn may_match(pattern: &str, s: &str) -> bool {
-    pattern == "hex" || has_date_start(s) || (pattern == "ftime" && has_basic_date(s))
+/// A cheap test that `pattern` could match in `s`: every time starts with 4 digits and
+/// a dash, or (ISO's basic format, a file-name time) 8 digits and a `T`.
+/// [`Pattern::Hex`] is matched by hand ([`hex_matches`]), which is as cheap as a test
+/// would be.
+fn may_match(pattern: Pattern, s: &str) -> bool {
+    pattern == Pattern::Hex
+        || has_date_start(s)
+        || (pattern == Pattern::FileTime && has_basic_date(s))
 }
 
 /// Whether `s` has 8 ASCII digits followed by a `T`.
@@ -492,15 +539,18 @@ fn utf16_tail(s: &str, n: usize) -> String {
     String::from_utf16_lossy(&units[cut..])
 }
 
-/// What a pattern match names: `id` (8 hex), `session` (a UUID of any version, its 32
-/// digits without dashes, or 16 hex), a time; `None` for other hex runs (a SHA-256 is 64).
-fn classify(pattern: &'static str, token: &str) -> Option<&'static str> {
+/// What a pattern match names: an id (8 hex), a session id (a UUID of any version, its
+/// 32 digits without dashes, or 16 hex), a time; `None` for other hex runs (a SHA-256
+/// is 64).
+fn classify(pattern: Pattern, token: &str) -> Option<TokenKind> {
     match pattern {
-        "hex" if token.len() == 36 || token.len() == 32 => Some("session"),
-        "hex" if token.len() == 16 => Some("session"),
-        "hex" if token.len() == 8 => Some("id"),
-        "hex" => None,
-        other => Some(other),
+        Pattern::Hex => match token.len() {
+            36 | 32 | 16 => Some(TokenKind::Session),
+            8 => Some(TokenKind::Id),
+            _ => None,
+        },
+        Pattern::FileTime => Some(TokenKind::FileTime),
+        Pattern::Time => Some(TokenKind::Time),
     }
 }
 
@@ -521,7 +571,7 @@ mod tests {
     fn known_tokens_in_whole_texts(texts: &[&str]) -> HashSet<String> {
         let mut known = HashSet::new();
         for text in texts {
-            for (pattern, re) in &*PATTERNS {
+            for &(pattern, ref re) in &*PATTERNS {
                 for token in re.find_iter(text).map(|m| m.as_str()) {
                     if classify(pattern, token).is_some() {
                         known.insert(token.to_owned());
@@ -582,7 +632,7 @@ mod tests {
         fn hex_is_matched_by_hand_as_the_regex_matches_it(pieces in prop::collection::vec(hex_piece(), 0..8)) {
             let text = pieces.concat();
             let by_regex: Vec<_> = PATTERNS[0].1.find_iter(&text).map(|m| m.range()).collect();
-            prop_assert_eq!(PATTERNS[0].0, "hex");
+            prop_assert_eq!(PATTERNS[0].0, Pattern::Hex);
             prop_assert_eq!(hex_matches(&text).collect::<Vec<_>>(), by_regex);
         }
     }

@@ -9,24 +9,175 @@ use serde_json::Value;
 /// The protocol version this runner speaks.
 pub const PROTOCOL_VERSION: u32 = 1;
 
-/// The operations a case can ask for.
-pub const OPERATIONS: [&str; 12] = [
-    "load",
-    "context",
-    "tree",
-    "apply",
-    "persist",
-    "list",
-    "recent",
-    "continue",
-    "resolve",
-    "history",
-    "compaction",
-    "branch_summary",
-];
+/// An operation a case asks for (`PROTOCOL.md` "Operations"). On the wire it is its
+/// name (`load`, `branch_summary`), a JSON string.
+#[derive(Debug, Clone, PartialEq, Eq, Hash, PartialOrd, Ord)]
+pub enum Operation {
+    /// `load`: open a session file.
+    Load,
+    /// `context`: the context at a leaf.
+    Context,
+    /// `tree`: the session's tree.
+    Tree,
+    /// `apply`: a sequence of `SessionManager` calls.
+    Apply,
+    /// `persist`: append a message and write the file.
+    Persist,
+    /// `list`: the sessions of a store.
+    List,
+    /// `recent`: the recent-sessions list (omp only).
+    Recent,
+    /// `continue`: the session to continue.
+    Continue,
+    /// `resolve`: a session named by id, prefix or path.
+    Resolve,
+    /// `history`: the prompt history (omp only).
+    History,
+    /// `compaction`: the compaction plan at a leaf.
+    Compaction,
+    /// `branch_summary`: what a branch summary covers.
+    BranchSummary,
+    /// A name the kit does not know, kept as written: `corpus check` reports a case
+    /// that asks for it, and the reference answers it `unsupported`.
+    Other(String),
+}
 
-/// Operations only the `omp` profile has (pi-mono has no recent list and no prompt history).
-pub const OMP_ONLY_OPERATIONS: [&str; 2] = ["recent", "history"];
+impl Operation {
+    /// Every operation the kit knows, in the protocol's order.
+    pub const ALL: [Operation; 12] = [
+        Operation::Load,
+        Operation::Context,
+        Operation::Tree,
+        Operation::Apply,
+        Operation::Persist,
+        Operation::List,
+        Operation::Recent,
+        Operation::Continue,
+        Operation::Resolve,
+        Operation::History,
+        Operation::Compaction,
+        Operation::BranchSummary,
+    ];
+
+    /// The operation's name on the wire.
+    pub fn name(&self) -> &str {
+        match self {
+            Operation::Load => "load",
+            Operation::Context => "context",
+            Operation::Tree => "tree",
+            Operation::Apply => "apply",
+            Operation::Persist => "persist",
+            Operation::List => "list",
+            Operation::Recent => "recent",
+            Operation::Continue => "continue",
+            Operation::Resolve => "resolve",
+            Operation::History => "history",
+            Operation::Compaction => "compaction",
+            Operation::BranchSummary => "branch_summary",
+            Operation::Other(name) => name,
+        }
+    }
+
+    /// The operation named `name`; [`Operation::Other`] when the kit does not know it.
+    pub fn from_name(name: &str) -> Operation {
+        Operation::ALL
+            .into_iter()
+            .find(|op| op.name() == name)
+            .unwrap_or_else(|| Operation::Other(name.to_owned()))
+    }
+
+    /// Whether the kit knows the operation (it is not [`Operation::Other`]).
+    pub fn is_known(&self) -> bool {
+        !matches!(self, Operation::Other(_))
+    }
+
+    /// Whether only the `omp` profile has it (pi-mono has no recent list and no
+    /// prompt history).
+    pub fn is_omp_only(&self) -> bool {
+        matches!(self, Operation::Recent | Operation::History)
+    }
+}
+
+impl std::fmt::Display for Operation {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.write_str(self.name())
+    }
+}
+
+impl From<&str> for Operation {
+    fn from(name: &str) -> Operation {
+        Operation::from_name(name)
+    }
+}
+
+impl PartialEq<str> for Operation {
+    fn eq(&self, name: &str) -> bool {
+        self.name() == name
+    }
+}
+
+impl PartialEq<&str> for Operation {
+    fn eq(&self, name: &&str) -> bool {
+        self.name() == *name
+    }
+}
+
+impl Serialize for Operation {
+    fn serialize<S: serde::Serializer>(&self, serializer: S) -> Result<S::Ok, S::Error> {
+        serializer.serialize_str(self.name())
+    }
+}
+
+impl<'de> Deserialize<'de> for Operation {
+    fn deserialize<D: serde::Deserializer<'de>>(deserializer: D) -> Result<Operation, D::Error> {
+        let name = std::borrow::Cow::<str>::deserialize(deserializer)?;
+        Ok(Operation::from_name(&name))
+    }
+}
+
+/// An optional extra an adapter declares in its hello. On the wire it is its name.
+#[derive(Debug, Clone, PartialEq, Eq, Hash, PartialOrd, Ord)]
+pub enum Capability {
+    /// `diagnostics`: `load` reports `diagnostics` and `migrated`.
+    Diagnostics,
+    /// `own-file-names`: created file names are not part of the contract; files are
+    /// matched by content and role.
+    OwnFileNames,
+    /// A name the kit does not know, kept as written (and otherwise ignored).
+    Other(String),
+}
+
+impl Capability {
+    /// The capability's name on the wire.
+    pub fn name(&self) -> &str {
+        match self {
+            Capability::Diagnostics => "diagnostics",
+            Capability::OwnFileNames => "own-file-names",
+            Capability::Other(name) => name,
+        }
+    }
+
+    /// The capability named `name`; [`Capability::Other`] when the kit does not know it.
+    pub fn from_name(name: &str) -> Capability {
+        [Capability::Diagnostics, Capability::OwnFileNames]
+            .into_iter()
+            .find(|c| c.name() == name)
+            .unwrap_or_else(|| Capability::Other(name.to_owned()))
+    }
+}
+
+impl Serialize for Capability {
+    fn serialize<S: serde::Serializer>(&self, serializer: S) -> Result<S::Ok, S::Error> {
+        serializer.serialize_str(self.name())
+    }
+}
+
+impl<'de> Deserialize<'de> for Capability {
+    fn deserialize<D: serde::Deserializer<'de>>(deserializer: D) -> Result<Capability, D::Error> {
+        let name = std::borrow::Cow::<str>::deserialize(deserializer)?;
+        Ok(Capability::from_name(&name))
+    }
+}
 
 /// The runner's greeting.
 #[derive(Debug, Clone, Serialize, Deserialize, PartialEq, schemars::JsonSchema)]
@@ -53,23 +204,25 @@ pub struct Hello {
     /// The profile it implements.
     pub profile: String,
     /// Operations it supports.
-    pub operations: Vec<String>,
+    #[schemars(with = "Vec<String>")]
+    pub operations: Vec<Operation>,
     /// Optional extras: `diagnostics` (`load` reports `diagnostics` and `migrated`),
     /// `own-file-names` (created file names are not part of the contract: files are
     /// matched by content and role).
     #[serde(default)]
-    pub capabilities: Vec<String>,
+    #[schemars(with = "Vec<String>")]
+    pub capabilities: Vec<Capability>,
 }
 
 impl Hello {
     /// Whether the adapter supports `op`.
-    pub fn supports(&self, op: &str) -> bool {
-        self.operations.iter().any(|o| o == op)
+    pub fn supports(&self, op: &Operation) -> bool {
+        self.operations.contains(op)
     }
 
     /// Whether the adapter has capability `cap`.
-    pub fn has(&self, cap: &str) -> bool {
-        self.capabilities.iter().any(|c| c == cap)
+    pub fn has(&self, cap: &Capability) -> bool {
+        self.capabilities.contains(cap)
     }
 }
 
@@ -82,7 +235,8 @@ pub struct Request {
     /// The case id.
     pub case: String,
     /// The operation.
-    pub op: String,
+    #[schemars(with = "String")]
+    pub op: Operation,
     /// The profile.
     pub profile: String,
     /// The case's working directory (absolute).
@@ -261,6 +415,33 @@ impl Response {
 mod tests {
     use super::*;
     use serde_json::json;
+
+    /// An operation is its name on the wire, a name the kit does not know included.
+    #[test]
+    fn operations_are_their_names_on_the_wire() {
+        for op in Operation::ALL {
+            let text = serde_json::to_string(&op).expect("writes");
+            assert_eq!(text, format!("{:?}", op.name()));
+            assert_eq!(serde_json::from_str::<Operation>(&text).expect("reads"), op);
+            assert!(op.is_known());
+        }
+        assert_eq!(Operation::from("branch_summary"), Operation::BranchSummary);
+        let other: Operation = serde_json::from_str("\"rename\"").expect("reads");
+        assert_eq!(other, Operation::Other("rename".into()));
+        assert!(!other.is_known());
+        assert_eq!(serde_json::to_string(&other).expect("writes"), "\"rename\"");
+        assert!(serde_json::from_str::<Operation>("1").is_err());
+        let hello: Hello = serde_json::from_str(
+            r#"{"implementation":"x","version":"1","profile":"pi","operations":[],"capabilities":["own-file-names","later"]}"#,
+        )
+        .expect("reads");
+        assert!(hello.has(&Capability::OwnFileNames));
+        assert!(!hello.has(&Capability::Diagnostics));
+        assert_eq!(
+            serde_json::to_value(&hello.capabilities).expect("writes"),
+            json!(["own-file-names", "later"])
+        );
+    }
 
     /// Arguments made from text are sent as that text, byte for byte, and read as the
     /// value it holds; arguments made from a value are sent as the value.

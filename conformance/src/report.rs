@@ -5,6 +5,7 @@ use std::fmt::Write as _;
 
 use serde_json::json;
 use serde_json::value::RawValue;
+use session_reference::model::Profile;
 
 use crate::protocol::Hello;
 use crate::runner::{CaseResult, Status};
@@ -23,7 +24,7 @@ pub enum Format {
 /// One profile's results.
 pub struct ProfileRun {
     /// The profile.
-    pub profile: String,
+    pub profile: Profile,
     /// What the adapter said of itself.
     pub hello: Hello,
     /// Results in corpus order.
@@ -158,13 +159,13 @@ fn raw(text: Option<&str>) -> Option<Box<RawValue>> {
 pub fn json_lines(runs: &[ProfileRun], corpus_hash: &str) -> String {
     let mut out = String::new();
     for run in runs {
-        let header = json!({"type": "header", "tool": "session-conformance", "version": env!("CARGO_PKG_VERSION"), "corpusHash": corpus_hash, "profile": run.profile, "adapter": run.hello});
+        let header = json!({"type": "header", "tool": "session-conformance", "version": env!("CARGO_PKG_VERSION"), "corpusHash": corpus_hash, "profile": run.profile.name(), "adapter": run.hello});
         let _ = writeln!(out, "{header}");
         for r in &run.results {
             let failed = r.expected.is_some();
             let record = CaseRecord {
                 kind: "case",
-                profile: &run.profile,
+                profile: run.profile.name(),
                 id: &r.id,
                 name: &r.name,
                 status: r.status.name(),
@@ -193,7 +194,7 @@ pub fn json_lines(runs: &[ProfileRun], corpus_hash: &str) -> String {
         let _ = writeln!(
             out,
             "{}",
-            json!({"type": "summary", "profile": run.profile, "counts": c})
+            json!({"type": "summary", "profile": run.profile.name(), "counts": c})
         );
     }
     out
@@ -221,7 +222,7 @@ pub fn junit(runs: &[ProfileRun]) -> String {
             let _ = write!(
                 out,
                 "    <testcase classname=\"{}\" name=\"{}\"",
-                xml(&run.profile),
+                xml(run.profile.name()),
                 xml(&format!("{} {}", r.id, r.name))
             );
             let body = match r.status {
@@ -286,7 +287,7 @@ mod tests {
             })
             .collect();
         ProfileRun {
-            profile: "pi".into(),
+            profile: Profile::Pi,
             hello,
             results,
         }

@@ -12,7 +12,7 @@ use crate::compare::{self, dispose, Numbers};
 use crate::corpus::{Case, SafetyCheck};
 use crate::divergences::Excuse;
 use crate::normalize::{canonical, object, take_snapshot, Normalizer};
-use crate::protocol::{Hello, Request};
+use crate::protocol::{Capability, Hello, Operation, Request};
 
 /// The outcome of one case.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord, Hash)]
@@ -129,18 +129,49 @@ pub fn produce(
     hello: &Hello,
     timeout: Duration,
 ) -> Result<(Value, Vec<String>), (Status, String)> {
-    produce_with(case, profile, adapter, hello, timeout, &[])
-        .map(|produced| (produced.output, produced.notes))
+    produce_with(case, profile, adapter, hello, timeout, &[]).map(|produced| {
+        let notes = produced.notes();
+        (produced.output, notes)
+    })
 }
 
 /// What [`produce_with`] gives.
 pub struct Produced {
     /// The normalised output, `{"response", "files"}`.
     pub output: Value,
-    /// Failed safety checks (`unsafe: …`) and the adapter's error message (`error …`).
-    pub notes: Vec<String>,
+    /// The safety checks that failed: the implementation destroyed data.
+    pub unsafe_checks: Vec<SafetyFailure>,
+    /// The adapter's error, when it answered one: `error KIND: MESSAGE`.
+    pub error: Option<String>,
     /// Lines of an extra entry type left out of written files: `N line(s) of type T`.
     pub left_out: Vec<String>,
+}
+
+impl Produced {
+    /// The notes a result shows: each failed safety check (`unsafe: …`), then the
+    /// adapter's error (`error …`).
+    pub fn notes(&self) -> Vec<String> {
+        self.unsafe_checks
+            .iter()
+            .map(ToString::to_string)
+            .chain(self.error.clone())
+            .collect()
+    }
+}
+
+/// A safety check that failed ([`SafetyCheck`]), and what it found.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct SafetyFailure {
+    /// The check, as the case states it.
+    pub check: SafetyCheck,
+    /// What is lost: `the bytes of session.jsonl are gone`.
+    pub lost: String,
+}
+
+impl std::fmt::Display for SafetyFailure {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        write!(f, "unsafe: {}", self.lost)
+    }
 }
 
 /// [`produce`], leaving out of written files the lines whose `type` is one of `extra_types`
@@ -167,7 +198,7 @@ pub fn produce_with(
     let dir_text = dir.to_string_lossy().into_owned();
     let mut folders = Folders::new(&dir);
     for (name, bytes) in &case.inputs {
-        let path = crate::guard::inside(&dir, name).map_err(case_error)?;
+        let path = crate::guard::inside(&dir, name).map_err(|e| case_error(e.to_string()))?;
         if let Some(parent) = path.parent() {
             folders
                 .make(parent)
@@ -202,7 +233,7 @@ pub fn produce_with(
             Status::Timeout,
             format!("no response within {}s", timeout.as_secs()),
         ),
-        Failure::Crash(m) => (Status::Crash, m),
+        Failure::Start(m) | Failure::Crash(m) => (Status::Crash, m),
         Failure::Protocol(m) => (Status::ProtocolError, m),
     })?;
     if response.unsupported {
@@ -218,11 +249,16 @@ pub fn produce_with(
     };
     strip_extras(&mut response_value, hello);
     strip_error_messages(&mut response_value);
-    let mut notes: Vec<String> = case
+    let unsafe_checks: Vec<SafetyFailure> = case
         .file
         .safety
         .iter()
-        .filter_map(|check| safety(check, case, &dir))
+        .filter_map(|check| {
+            safety(check, case, &dir).map(|lost| SafetyFailure {
+                check: check.clone(),
+                lost,
+            })
+        })
         .collect();
     // Read and emptied in one walk; what could not be removed goes with the directory.
     let mut files = take_snapshot(&dir, &case.inputs);
@@ -230,9 +266,10 @@ pub fn produce_with(
     if fs::remove_dir(&emptied).is_err() {
         let _ = fs::remove_dir_all(&emptied);
     }
-    if let Some(error) = &response.error {
-        notes.push(format!("error {}: {}", error.kind, error.message));
-    }
+    let error = response
+        .error
+        .as_ref()
+        .map(|error| format!("error {}: {}", error.kind, error.message));
     let left_out = leave_out_types(&mut files, extra_types);
     let mut normalizer = Normalizer::with_known(&dir_text, known);
     // The response first: its ids and paths are in an order every implementation shares.
@@ -241,7 +278,8 @@ pub fn produce_with(
     let output = object([("response", response_value), ("files", files)]);
     Ok(Produced {
         output,
-        notes,
+        unsafe_checks,
+        error,
         left_out,
     })
 }
@@ -332,7 +370,7 @@ fn set_mtimes(
 
 /// Without the `diagnostics` capability, `diagnostics` and `migrated` are not part of a `{"ok": …}` response.
 pub fn strip_extras(response: &mut Value, hello: &Hello) {
-    if hello.has("diagnostics") {
+    if hello.has(&Capability::Diagnostics) {
         return;
     }
     if let Some(ok) = response.get_mut("ok").and_then(Value::as_object_mut) {
@@ -415,10 +453,12 @@ fn compare_case(
             return apply_divergence(result, case, divergences, &[]);
         }
     };
+    let notes = produced.notes();
+    let safety_failed = !produced.unsafe_checks.is_empty();
     let Produced {
         output: actual,
-        notes,
         left_out,
+        ..
     } = produced;
     let golden = case.golden(profile);
     let (golden_path, golden_text) = (&golden.path, golden.text.as_deref());
@@ -443,7 +483,6 @@ fn compare_case(
         };
         compare_values(&mut result, expected, actual, case, hello, golden_path);
     }
-    let safety_failed = !notes.iter().all(|n| n.starts_with("error "));
     result.notes.extend(notes);
     if safety_failed {
         result.status = Status::Unsafe;
@@ -469,10 +508,10 @@ fn compare_values(
     if let Some(response) = expected.get_mut("response") {
         strip_extras(response, hello);
     }
-    if case.file.op == "context" {
+    if case.file.op == Operation::Context {
         ignore_extra_keys(&expected, &mut actual, &mut result.notes);
     }
-    if hello.has(OWN_FILE_NAMES) {
+    if hello.has(&OWN_FILE_NAMES) {
         compare::set_aside_file_names(&mut expected);
         compare::set_aside_file_names(&mut actual);
     }
@@ -500,7 +539,7 @@ fn compare_values(
 
 /// The hello capability of an adapter whose created file names are not part of its
 /// contract: created files are then matched by content and role, not by name.
-pub const OWN_FILE_NAMES: &str = "own-file-names";
+pub const OWN_FILE_NAMES: Capability = Capability::OwnFileNames;
 
 /// A failed comparison in one line: `error KIND` when the actual response is an error
 /// of another kind than the golden's, else the first difference.
@@ -599,6 +638,7 @@ pub fn ignore_extra_keys(expected: &Value, actual: &mut Value, notes: &mut Vec<S
     }
 }
 
+/// What `check` finds lost in the case directory `dir`, if anything.
 fn safety(check: &SafetyCheck, case: &Case, dir: &Path) -> Option<String> {
     match check {
         SafetyCheck::BytesKept { file } => {
@@ -606,7 +646,7 @@ fn safety(check: &SafetyCheck, case: &Case, dir: &Path) -> Option<String> {
             let found = walk_files(dir)
                 .iter()
                 .any(|p| read_left(p).is_some_and(|b| b.starts_with(original)));
-            (!found).then(|| format!("unsafe: the bytes of {file} are gone"))
+            (!found).then(|| format!("the bytes of {file} are gone"))
         }
         SafetyCheck::LinesKept { file } => {
             let original = String::from_utf8_lossy(case.inputs.get(file)?).into_owned();
@@ -634,7 +674,7 @@ fn safety(check: &SafetyCheck, case: &Case, dir: &Path) -> Option<String> {
             match (lost.len(), fused) {
                 (0, 0) => None,
                 (lost, fused) => Some(format!(
-                    "unsafe: {file} lost {lost} line(s) and has {fused} new unreadable line(s)"
+                    "{file} lost {lost} line(s) and has {fused} new unreadable line(s)"
                 )),
             }
         }
@@ -659,8 +699,7 @@ fn safety(check: &SafetyCheck, case: &Case, dir: &Path) -> Option<String> {
                         .into_owned()
                 })
                 .collect();
-            (!doubled.is_empty())
-                .then(|| format!("unsafe: header written twice in {}", doubled.join(", ")))
+            (!doubled.is_empty()).then(|| format!("header written twice in {}", doubled.join(", ")))
         }
     }
 }

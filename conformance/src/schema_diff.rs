@@ -6,7 +6,7 @@
 
 use std::collections::{BTreeMap, BTreeSet};
 use std::fmt;
-use std::path::Path;
+use std::path::{Path, PathBuf};
 
 use serde_json::Value;
 
@@ -45,14 +45,91 @@ impl fmt::Display for Change {
     }
 }
 
+/// A schema set that cannot be read.
+#[derive(Debug)]
+#[non_exhaustive]
+pub enum SchemaSetError {
+    /// The folder cannot be walked (the message names the path).
+    Walk(walkdir::Error),
+    /// A schema file is not a regular file.
+    NotRegular {
+        /// The file.
+        path: PathBuf,
+        /// What it is: `fifo`, `socket`, ….
+        kind: &'static str,
+    },
+    /// A schema file is larger than [`crate::guard::MAX_FILE_BYTES`].
+    TooLarge {
+        /// The file.
+        path: PathBuf,
+        /// Its size.
+        bytes: u64,
+    },
+    /// A schema file cannot be read.
+    Io {
+        /// The file.
+        path: PathBuf,
+        /// What failed.
+        error: std::io::Error,
+    },
+    /// A schema file is not JSON (the parser's message names the line and column).
+    NotJson {
+        /// The file: a path, or `REV:PATH` for a file read with `git`.
+        file: String,
+        /// The parser's error.
+        error: serde_json::Error,
+    },
+    /// `git` cannot be started.
+    GitStart(std::io::Error),
+    /// `git` failed.
+    Git {
+        /// Its arguments.
+        args: String,
+        /// What it wrote on stderr.
+        stderr: String,
+    },
+}
+
+impl fmt::Display for SchemaSetError {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        match self {
+            SchemaSetError::Walk(error) => error.fmt(f),
+            SchemaSetError::NotRegular { path, kind } => {
+                write!(f, "{}: a {kind}, not a regular file", path.display())
+            }
+            SchemaSetError::TooLarge { path, bytes } => write!(
+                f,
+                "{}: {bytes} bytes, more than {}",
+                path.display(),
+                crate::guard::MAX_FILE_BYTES
+            ),
+            SchemaSetError::Io { path, error } => write!(f, "{}: {error}", path.display()),
+            SchemaSetError::NotJson { file, error } => write!(f, "{file}: {error}"),
+            SchemaSetError::GitStart(error) => write!(f, "git: {error}"),
+            SchemaSetError::Git { args, stderr } => write!(f, "git {args}: {stderr}"),
+        }
+    }
+}
+
+impl std::error::Error for SchemaSetError {
+    fn source(&self) -> Option<&(dyn std::error::Error + 'static)> {
+        match self {
+            SchemaSetError::Walk(error) => Some(error),
+            SchemaSetError::Io { error, .. } | SchemaSetError::GitStart(error) => Some(error),
+            SchemaSetError::NotJson { error, .. } => Some(error),
+            _ => None,
+        }
+    }
+}
+
 /// Reads every `*.json` file under `dir`: relative path → schema. Links to folders
 /// are not followed; a file must be a regular file (a link to one is read through) of
 /// at most [`crate::guard::MAX_FILE_BYTES`].
-pub fn read_dir(dir: &Path) -> Result<BTreeMap<String, Value>, String> {
+pub fn read_dir(dir: &Path) -> Result<BTreeMap<String, Value>, SchemaSetError> {
     use crate::guard::{read_regular, Contents, MAX_FILE_BYTES};
     let mut out = BTreeMap::new();
     for item in walkdir::WalkDir::new(dir).min_depth(1) {
-        let item = item.map_err(|e| e.to_string())?;
+        let item = item.map_err(SchemaSetError::Walk)?;
         let path = item.path();
         if item.file_type().is_dir() || path.extension().is_none_or(|e| e != "json") {
             continue;
@@ -60,18 +137,28 @@ pub fn read_dir(dir: &Path) -> Result<BTreeMap<String, Value>, String> {
         let bytes = match read_regular(path, MAX_FILE_BYTES) {
             Ok(Contents::Bytes(bytes)) => bytes,
             Ok(Contents::Special(kind)) => {
-                return Err(format!("{}: a {kind}, not a regular file", path.display()))
+                return Err(SchemaSetError::NotRegular {
+                    path: path.to_owned(),
+                    kind,
+                })
             }
-            Ok(Contents::TooLarge(n)) => {
-                return Err(format!(
-                    "{}: {n} bytes, more than {MAX_FILE_BYTES}",
-                    path.display()
-                ))
+            Ok(Contents::TooLarge(bytes)) => {
+                return Err(SchemaSetError::TooLarge {
+                    path: path.to_owned(),
+                    bytes,
+                })
             }
-            Err(e) => return Err(format!("{}: {e}", path.display())),
+            Err(error) => {
+                return Err(SchemaSetError::Io {
+                    path: path.to_owned(),
+                    error,
+                })
+            }
         };
-        let value =
-            serde_json::from_slice(&bytes).map_err(|e| format!("{}: {e}", path.display()))?;
+        let value = serde_json::from_slice(&bytes).map_err(|error| SchemaSetError::NotJson {
+            file: path.display().to_string(),
+            error,
+        })?;
         let rel = path
             .strip_prefix(dir)
             .unwrap_or(path)
@@ -289,21 +376,20 @@ fn branches(schema: &Value) -> BTreeMap<String, Value> {
 ///
 /// # Errors
 /// The folder cannot be read, `git` fails, or a file is not JSON; the message names it.
-pub fn schema_set(spec: &str) -> Result<BTreeMap<String, Value>, String> {
+pub fn schema_set(spec: &str) -> Result<BTreeMap<String, Value>, SchemaSetError> {
     let Some(rev) = spec.strip_prefix("git:") else {
         return read_dir(Path::new(spec));
     };
-    let git = |args: &[&str]| -> Result<String, String> {
+    let git = |args: &[&str]| -> Result<String, SchemaSetError> {
         let output = std::process::Command::new("git")
             .args(args)
             .output()
-            .map_err(|e| format!("git: {e}"))?;
+            .map_err(SchemaSetError::GitStart)?;
         if !output.status.success() {
-            return Err(format!(
-                "git {}: {}",
-                args.join(" "),
-                String::from_utf8_lossy(&output.stderr).trim()
-            ));
+            return Err(SchemaSetError::Git {
+                args: args.join(" "),
+                stderr: String::from_utf8_lossy(&output.stderr).trim().to_owned(),
+            });
         }
         Ok(String::from_utf8_lossy(&output.stdout).into_owned())
     };
@@ -317,7 +403,10 @@ pub fn schema_set(spec: &str) -> Result<BTreeMap<String, Value>, String> {
         })
     {
         let text = git(&["show", &format!("{rev}:{file}")])?;
-        let value = serde_json::from_str(&text).map_err(|e| format!("{rev}:{file}: {e}"))?;
+        let value = serde_json::from_str(&text).map_err(|error| SchemaSetError::NotJson {
+            file: format!("{rev}:{file}"),
+            error,
+        })?;
         set.insert(file.trim_start_matches("schemas/").to_owned(), value);
     }
     Ok(set)

@@ -15,7 +15,7 @@ use session_reference::resume::{decide, find, find_counted, Match, Outcome, Scop
 use session_reference::store::Store;
 
 use crate::guard::printable;
-use crate::inspect::{self, InspectError};
+use crate::inspect::{self, InspectError, InspectErrorKind};
 
 /// Where the `sessions` commands look.
 #[derive(Debug, Clone)]
@@ -270,22 +270,19 @@ pub fn show(place: &Place, value: &str) -> Result<String, InspectError> {
         Match::None => {
             return Err(InspectError {
                 file: value.to_owned(),
-                message: "no session file or id prefix matches".into(),
+                kind: InspectErrorKind::NoMatch,
             })
         }
     };
     // A session of the store is a regular file: a FIFO or a device is named, not opened.
     let meta = std::fs::metadata(&file).map_err(|e| InspectError {
         file: shown(&file),
-        message: e.to_string(),
+        kind: InspectErrorKind::Io(e.to_string()),
     })?;
     if !meta.is_file() {
         return Err(InspectError {
             file: shown(&file),
-            message: format!(
-                "is a {}, not a regular file; not read",
-                crate::guard::kind_name(meta.file_type())
-            ),
+            kind: InspectErrorKind::NotRegular(crate::guard::kind_name(meta.file_type())),
         });
     }
     let mut out = String::new();
@@ -347,12 +344,29 @@ pub fn check_root(place: &Place) -> PathBuf {
         .unwrap_or_else(|| place.store.sessions_root())
 }
 
+/// A sessions folder that does not exist.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct NoSuchDirectory {
+    /// The folder.
+    pub path: PathBuf,
+}
+
+impl std::fmt::Display for NoSuchDirectory {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        write!(f, "{}: no such directory", self.path.display())
+    }
+}
+
+impl std::error::Error for NoSuchDirectory {}
+
 /// Whether `path` exists, for a clear error before a long walk.
-pub fn exists(path: &Path) -> Result<(), String> {
+pub fn exists(path: &Path) -> Result<(), NoSuchDirectory> {
     if path.exists() {
         Ok(())
     } else {
-        Err(format!("{}: no such directory", path.display()))
+        Err(NoSuchDirectory {
+            path: path.to_owned(),
+        })
     }
 }
 

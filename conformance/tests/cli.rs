@@ -681,3 +681,97 @@ fn load_context_and_tree_decide_the_profile_from_the_content_with_auto() {
         assert!(help.contains(value), "context --help lacks {value}");
     }
 }
+
+/// `fuzz --expect` reads the list `run --expect` reads: a disagreement in a declared
+/// category (here the durable `leaf` entries a port writes: `entry-type:leaf`; or the
+/// `file-naming` tag every generated `apply` case carries) is looked past and counted on
+/// stderr; with a list that declares another category, the same adapter is still a
+/// finding.
+#[test]
+fn fuzz_looks_past_a_divergence_declared_by_category_and_reports_an_undeclared_one() {
+    let dir = tempfile::tempdir().unwrap();
+    let bin = snapbox::cmd::cargo_bin!("session-conformance");
+    let fuzz = |list: &str, out: &str| {
+        let expect = dir.path().join(format!("{out}.txt"));
+        std::fs::write(&expect, list).unwrap();
+        cli()
+            .args(["fuzz", "--profile", "pi", "--cases", "12"])
+            .args(["--corpus", "../corpus/cases"])
+            .arg("--out")
+            .arg(dir.path().join(out))
+            .arg("--expect")
+            .arg(&expect)
+            .args(["--adapter", "python3", "tests/fixtures/durable-leaf.py"])
+            .arg(bin)
+            .args(["--", "serve", "--profile", "pi"])
+            .assert()
+    };
+    fuzz("entry-type:leaf writes a durable leaf entry\n", "by-entry-type")
+        .code(0)
+        .stdout_eq("12 generated case(s), no disagreement\n")
+        .stderr_eq(
+            "session-conformance: [..] disagreement(s) looked past as expected divergences:\n  [..] case(s): entry-type:leaf: writes a durable leaf entry\n",
+        );
+    fuzz("tag:file-naming names its files its own way\n", "by-tag")
+        .code(0)
+        .stdout_eq("12 generated case(s), no disagreement\n")
+        .stderr_eq(
+            "session-conformance: [..] disagreement(s) looked past as expected divergences:\n  [..] case(s): tag:file-naming: names its files its own way\n",
+        );
+    let finding = fuzz("tag:legacy-v1 v3 only\n", "undeclared")
+        .code(1)
+        .get_output()
+        .stdout
+        .clone();
+    let finding = String::from_utf8(finding).unwrap();
+    assert!(
+        finding.starts_with("disagreement after "),
+        "an undeclared divergence is a finding: {finding}"
+    );
+    assert!(finding.contains("\"leaf\""), "{finding}");
+    assert!(!dir.path().join("by-entry-type").exists());
+    assert_eq!(
+        std::fs::read_dir(dir.path().join("undeclared"))
+            .unwrap()
+            .count(),
+        1
+    );
+}
+
+/// `validate` of a binary file says it is not a session file: one error for the file
+/// (line 0), not one per line (#19 item 6).
+#[test]
+fn validate_of_a_binary_file_is_one_error_saying_it_is_not_a_session_file() {
+    let dir = tempfile::tempdir().unwrap();
+    let path = dir.path().join("image.jsonl");
+    let mut binary: Vec<u8> = (0..=255u8).cycle().take(64 * 1024).collect();
+    binary.extend(b"\nmore\n");
+    std::fs::write(&path, binary).unwrap();
+    cli()
+        .arg("validate")
+        .arg(&path)
+        .assert()
+        .code(1)
+        .stdout_eq(
+            "[..]image.jsonl:0: error: not a session file: it holds binary data and no line of it is JSON\n  (profile [..], decided from the content)\n1 file(s), 1 error(s), 0 warning(s)\n",
+        );
+}
+
+/// `load`, `context`, `tree` and `compaction` list the values of `--profile` in their
+/// help, `auto` among them, as `validate` and `sessions` do (#19 item 6).
+#[test]
+fn profile_values_are_listed_in_the_help_of_load_context_tree_and_compaction() {
+    for command in ["load", "context", "tree", "compaction"] {
+        let out = cli()
+            .args([command, "--help"])
+            .assert()
+            .success()
+            .get_output()
+            .stdout
+            .clone();
+        let text = String::from_utf8(out).unwrap();
+        for value in ["auto:", "pi:", "omp:", "operator:"] {
+            assert!(text.contains(value), "{command} --help lacks {value}");
+        }
+    }
+}

@@ -207,7 +207,7 @@ fn rename_created_files(request: &Request, response: &mut Response) {
 /// created files `20261126T230319521Z-<uuid>.jsonl`: files are matched by content and role.
 #[test]
 fn a_port_with_its_own_file_names_passes_when_its_hello_says_so() {
-    let own = |hello: &mut Hello| hello.capabilities.push(OWN_FILE_NAMES.to_owned());
+    let own = |hello: &mut Hello| hello.capabilities.push(OWN_FILE_NAMES);
     let results = run_all(
         rename_created_files,
         own,
@@ -283,6 +283,46 @@ fn a_v3_only_port_with_its_own_file_names_needs_two_lines() {
         .filter(|(_, r)| r.status == Status::Divergent)
         .count();
     assert!(divergent > 20, "{divergent} divergent");
+}
+
+/// The same port over the whole corpus, every group and profile: the two lines still
+/// cover every case it differs in, and nothing else fails.
+#[test]
+fn a_v3_only_port_with_its_own_file_names_needs_two_lines_over_the_whole_corpus() {
+    fn port(request: &Request, response: &mut Response) {
+        if is_legacy(request) {
+            *response = Response::error(&request.case, "invalid_header", "v3 only");
+            return;
+        }
+        rename_created_files(request, response);
+    }
+    let text = "tag:legacy-* this port reads version 3 only\ntag:file-naming this port names files <time>-<uuid>.jsonl\n";
+    let list = divergences::parse(text, Path::new("list")).expect("parses");
+    let results = run_all(port, |_| {}, &list, None);
+    assert!(results.len() > 1000, "{} cases", results.len());
+    let failed = failures(&results);
+    assert!(
+        failed.is_empty(),
+        "{} failed:\n{}",
+        failed.len(),
+        failed.join("\n")
+    );
+    let divergent = |selector: &str| {
+        results
+            .iter()
+            .filter(|(_, r)| {
+                r.status == Status::Divergent
+                    && r.notes
+                        .iter()
+                        .any(|n| n.starts_with(&format!("known divergence ({selector})")))
+            })
+            .count()
+    };
+    let (legacy, naming) = (divergent("tag:legacy-*"), divergent("tag:file-naming"));
+    assert!(
+        legacy > 0 && naming > 0,
+        "{legacy} legacy, {naming} file-naming"
+    );
 }
 
 /// A divergence recorded with one signature and now differing another way is

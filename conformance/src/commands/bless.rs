@@ -25,7 +25,8 @@ pub fn run(args: &Args) -> Result<ExitCode, String> {
         );
     }
     let mut stdout = io::stdout();
-    let written = harness::bless(&args.corpus, args.filter.as_deref(), &mut stdout)?;
+    let written = harness::bless(&args.corpus, args.filter.as_deref(), &mut stdout)
+        .map_err(|e| e.to_string())?;
     eprintln!("session-conformance: {written} golden file(s) written");
     Ok(ExitCode::SUCCESS)
 }

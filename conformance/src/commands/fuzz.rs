@@ -5,7 +5,7 @@ use std::path::PathBuf;
 use std::process::ExitCode;
 use std::time::Duration;
 
-use session_conformance::fuzz;
+use session_conformance::{divergences, fuzz};
 use session_reference::model::Profile;
 
 use super::parse_profile;
@@ -47,10 +47,20 @@ pub struct Args {
     /// Remove this object key from both outputs before comparing (repeatable), to look past a known divergence.
     #[arg(long = "ignore-key", value_name = "KEY")]
     ignore_keys: Vec<String>,
+    /// Known divergences, as `run --expect` reads them (PROTOCOL.md "Expected divergences"):
+    /// a disagreement in a declared category (`GROUP/NAME-GLOB`, `tag:TAG`; a generated
+    /// case whose golden names a created file carries `file-naming`) is looked past, and lines of a declared
+    /// `entry-type:TYPE` are left out of written files before comparing.
+    #[arg(long, value_name = "FILE")]
+    expect: Option<PathBuf>,
 }
 
 /// Runs `fuzz`.
 pub fn run(args: Args) -> Result<ExitCode, String> {
+    let divergences = match &args.expect {
+        Some(path) => divergences::read(path).map_err(|e| e.to_string())?,
+        None => divergences::Divergences::new(),
+    };
     let options = fuzz::FuzzOptions {
         argv: args.adapter.into_iter().chain(args.rest).collect(),
         profile: args.profile,
@@ -60,6 +70,7 @@ pub fn run(args: Args) -> Result<ExitCode, String> {
         out: args.out,
         timeout: Duration::from_secs(args.timeout),
         ignore_keys: args.ignore_keys,
+        divergences,
         corpus: args.corpus,
     };
     let mut progress: Box<dyn Write> = if io::stderr().is_terminal() {
@@ -67,7 +78,12 @@ pub fn run(args: Args) -> Result<ExitCode, String> {
     } else {
         Box::new(io::sink())
     };
-    let (ran, finding) = fuzz::fuzz(&options, &mut progress)?;
+    let fuzz::FuzzRun {
+        ran,
+        looked_past,
+        finding,
+    } = fuzz::fuzz(&options, &mut progress).map_err(|e| e.to_string())?;
+    report_looked_past(&looked_past);
     match finding {
         None => {
             println!("{ran} generated case(s), no disagreement");
@@ -83,5 +99,23 @@ pub fn run(args: Args) -> Result<ExitCode, String> {
             print!("{}", f.diff);
             Ok(ExitCode::from(1))
         }
+    }
+}
+
+/// Says on stderr how many disagreements the expected divergences excused, per entry.
+fn report_looked_past(looked_past: &[(String, String)]) {
+    if looked_past.is_empty() {
+        return;
+    }
+    let mut by_excuse: std::collections::BTreeMap<&str, usize> = std::collections::BTreeMap::new();
+    for (_, why) in looked_past {
+        *by_excuse.entry(why.as_str()).or_default() += 1;
+    }
+    eprintln!(
+        "session-conformance: {} disagreement(s) looked past as expected divergences:",
+        looked_past.len()
+    );
+    for (why, n) in by_excuse {
+        eprintln!("  {n} case(s): {why}");
     }
 }

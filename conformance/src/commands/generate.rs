@@ -29,7 +29,8 @@ pub struct Args {
 
 /// Runs `generate`.
 pub fn run(args: &Args) -> Result<ExitCode, String> {
-    let n = fuzz::generate(args.seed, args.count, args.profile, &args.out)?;
+    let n = fuzz::generate(args.seed, args.count, args.profile, &args.out)
+        .map_err(|e| e.to_string())?;
     eprintln!(
         "session-conformance: {n} case(s) written to {}",
         args.out.join("generated").display()

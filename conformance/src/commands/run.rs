@@ -127,13 +127,15 @@ pub fn run(args: &Args) -> Result<ExitCode, String> {
             .pin_cpus(!args.no_pin)
             .progress(args.format == Format::Text);
         if let Some(glob) = &args.filter {
-            harness = harness.filter(glob)?;
+            harness = harness.filter(glob).map_err(|e| e.to_string())?;
         }
         let run = if reference {
-            harness.run_reference()?
+            harness.run_reference().map_err(|e| e.to_string())?
         } else {
             let command: Vec<String> = args.adapter.iter().chain(&args.rest).cloned().collect();
-            harness.run_process(&command, args.one_shot)?
+            harness
+                .run_process(&command, args.one_shot)
+                .map_err(|e| e.to_string())?
         };
         runs.push(run);
     }

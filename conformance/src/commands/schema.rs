@@ -65,7 +65,8 @@ pub fn run(args: Args) -> Result<ExitCode, String> {
 }
 
 fn diff(old: &str, new: &str) -> Result<ExitCode, String> {
-    let (old, new) = (schema_diff::schema_set(old)?, schema_diff::schema_set(new)?);
+    let set = |spec| schema_diff::schema_set(spec).map_err(|e| e.to_string());
+    let (old, new) = (set(old)?, set(new)?);
     let changes = schema_diff::diff_sets(&old, &new);
     let breaking = changes
         .iter()

@@ -90,7 +90,7 @@ pub fn run(args: Args) -> Result<ExitCode, String> {
         Command::Resolve { value } => sessions::resolve(&place, &value),
         Command::Check { format } => {
             let root = sessions::check_root(&place);
-            sessions::exists(&root)?;
+            sessions::exists(&root).map_err(|e| e.to_string())?;
             return super::validate::validate_paths(&[root], Some(place.profile), None, format);
         }
     };

@@ -5,7 +5,7 @@
 //! ignored, a record type other than `header` and `case` is skipped, and an unknown status
 //! is counted by its family (`divergent (changed)` is divergent; anything not known to be a
 //! pass, divergence, skip or unsafe result counts as failed, and the cell shows its name).
-//! [`render`] writes the matrix as Markdown and as one self-contained HTML page.
+//! `render` writes the matrix as Markdown and as one self-contained HTML page.
 //!
 //! ```
 //! use session_conformance::matrix::{Matrix, Report};

@@ -90,7 +90,7 @@ impl Matrix {
     }
 
     /// The data the page's script reads: columns, rows with their cells, and each column's
-    /// cases (diffs cut at [`MAX_DIFF_BYTES`]).
+    /// cases (diffs cut at `MAX_DIFF_BYTES`).
     pub fn page_data(&self, title: &str) -> Value {
         let columns: Vec<Value> = self
             .columns
