@@ -7,7 +7,7 @@ use std::process::ExitCode;
 use std::time::Duration;
 
 use serde_json::json;
-use session_conformance::crash::{self, Config, Size, Summary, Trial};
+use session_conformance::crash::{self, Config, Expected, Size, Summary, Trial};
 use session_reference::model::Profile;
 
 use super::{parse_profile, status, write_stdout, OutputFormat};
@@ -64,9 +64,15 @@ pub struct Args {
     /// Where failing trials are written as cases.
     #[arg(long, default_value = "target/crash-cases")]
     cases: PathBuf,
-    /// Keep every trial's directory (the run's root is printed on stderr).
+    /// Keep every trial's directory (under the run's root: $SESSION_CONFORMANCE_WORK_DIR,
+    /// else /dev/shm or the temp folder, in `sc-crash-*`).
     #[arg(long)]
     keep: bool,
+    /// Known findings of this implementation: lines of `KIND reason` (KIND a finding kind:
+    /// lost, misplaced, fused, stale_temp, …). A trial whose findings are all listed is
+    /// divergent, not failed.
+    #[arg(long, value_name = "FILE")]
+    expect: Option<PathBuf>,
     /// Report format: text, or JSON Lines (one record per trial, then a summary).
     #[arg(long, value_enum, default_value_t = OutputFormat::Text)]
     format: OutputFormat,
@@ -87,6 +93,10 @@ pub fn run(args: &Args) -> Result<ExitCode, String> {
         ([], true) => vec![Profile::Pi, Profile::Omp],
         ([], false) => return Err("--profile is required with an adapter command".into()),
         (p, _) => p.to_vec(),
+    };
+    let expected = match &args.expect {
+        Some(path) => Expected::read(path).map_err(|e| e.to_string())?,
+        None => Expected::default(),
     };
     let progress = std::io::stderr().is_terminal();
     let mut text = String::new();
@@ -117,14 +127,14 @@ pub fn run(args: &Args) -> Result<ExitCode, String> {
         config.command_line = command_line(args, profile, reference);
         let summary = crash::run(&config, |trial| {
             if progress {
-                eprintln!("session-conformance: {}", trial_line(trial));
+                eprintln!("session-conformance: {}", trial_line(trial, &expected));
             }
         })
         .map_err(|e| e.to_string())?;
-        failed += summary.failed();
+        failed += summary.failed(&expected);
         match args.format {
-            OutputFormat::Text => text.push_str(&report_text(&summary, &config)),
-            OutputFormat::Json => text.push_str(&report_json(&summary, &config)),
+            OutputFormat::Text => text.push_str(&report_text(&summary, &config, &expected)),
+            OutputFormat::Json => text.push_str(&report_json(&summary, &config, &expected)),
         }
     }
     write_stdout(&text)?;
@@ -155,7 +165,7 @@ fn command_line(args: &Args, profile: Profile, reference: bool) -> String {
     line
 }
 
-fn trial_line(trial: &Trial) -> String {
+fn trial_line(trial: &Trial, expected: &Expected) -> String {
     let name = trial
         .index
         .map_or("calibration".to_owned(), |i| format!("trial {i}"));
@@ -168,14 +178,20 @@ fn trial_line(trial: &Trial) -> String {
         ),
         None => "not killed".to_owned(),
     };
-    let verdict = if trial.passed() { "passed" } else { "FAILED" };
+    let verdict = if trial.passed() {
+        "passed"
+    } else if expected.covers(trial) {
+        "divergent"
+    } else {
+        "FAILED"
+    };
     format!("{name} ({kill}; {} acks): {verdict}", trial.acks)
 }
 
 /// Findings shown per failing trial in the text report.
 const MAX_FINDINGS_SHOWN: usize = 12;
 
-fn report_text(summary: &Summary, config: &Config) -> String {
+fn report_text(summary: &Summary, config: &Config, expected: &Expected) -> String {
     let mut out = String::new();
     let _ = writeln!(
         out,
@@ -192,7 +208,7 @@ fn report_text(summary: &Summary, config: &Config) -> String {
         if trial.passed() {
             continue;
         }
-        let _ = writeln!(out, "{}", trial_line(trial));
+        let _ = writeln!(out, "{}", trial_line(trial, expected));
         for finding in trial.findings.iter().take(MAX_FINDINGS_SHOWN) {
             let _ = writeln!(
                 out,
@@ -221,16 +237,23 @@ fn report_text(summary: &Summary, config: &Config) -> String {
         summary.total(|t| t.count("stale_temp")),
         summary.trials.iter().filter(|t| t.completed).count(),
     );
-    let failed = summary.failed();
+    let failed = summary.failed(expected);
+    let divergent = summary.divergent(expected);
+    if divergent > 0 {
+        let _ = writeln!(
+            out,
+            "{divergent} divergent (every finding of a kind the --expect list gives a reason for)"
+        );
+    }
     let _ = writeln!(
         out,
         "{} passed, {failed} failed, 0 skipped",
-        summary.trials.len() + 1 - failed
+        summary.trials.len() + 1 - failed - divergent
     );
     out
 }
 
-fn report_json(summary: &Summary, config: &Config) -> String {
+fn report_json(summary: &Summary, config: &Config, expected: &Expected) -> String {
     let mut out = String::new();
     for trial in std::iter::once(&summary.calibration).chain(&summary.trials) {
         let record = json!({
@@ -240,7 +263,7 @@ fn report_json(summary: &Summary, config: &Config) -> String {
             "acks": trial.acks, "completed": trial.completed,
             "acknowledged": trial.counts.acknowledged, "checked": trial.counts.checked,
             "unflushed_missing": trial.counts.unflushed_missing, "torn": trial.counts.torn,
-            "passed": trial.passed(),
+            "passed": trial.passed(), "divergent": expected.covers(trial),
             "findings": trial.findings.iter().map(|f| json!({
                 "file": f.file, "line": f.line, "kind": f.kind.name(), "message": f.to_string()
             })).collect::<Vec<_>>(),
@@ -249,7 +272,8 @@ fn report_json(summary: &Summary, config: &Config) -> String {
         out.push_str(&record.to_string());
         out.push('\n');
     }
-    let failed = summary.failed();
+    let failed = summary.failed(expected);
+    let divergent = summary.divergent(expected);
     let record = json!({
         "type": "summary", "implementation": summary.hello.implementation,
         "version": summary.hello.version, "profile": config.profile.name(),
@@ -264,7 +288,8 @@ fn report_json(summary: &Summary, config: &Config) -> String {
         "stale_temps": summary.total(|t| t.count("stale_temp")),
         "migration": summary.total(|t| t.count("migration")),
         "completed_before_kill": summary.trials.iter().filter(|t| t.completed).count(),
-        "passed": summary.trials.len() + 1 - failed, "failed": failed,
+        "passed": summary.trials.len() + 1 - failed - divergent, "failed": failed,
+        "divergent": divergent, "misplaced": summary.total(|t| t.count("misplaced")),
     });
     out.push_str(&record.to_string());
     out.push('\n');

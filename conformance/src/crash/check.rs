@@ -44,6 +44,15 @@ pub enum FindingKind {
         /// The step that appended it.
         step: usize,
     },
+    /// An acknowledged entry is not in its file but was written to another session file.
+    Misplaced {
+        /// The entry id.
+        id: String,
+        /// The step that appended it.
+        step: usize,
+        /// The file it was written to instead.
+        found_in: String,
+    },
     /// The file ends in a torn line that holds an acknowledged entry.
     TornAcknowledged {
         /// The entry id.
@@ -101,11 +110,30 @@ pub enum FindingKind {
     },
 }
 
+/// Every [`FindingKind`]'s name (what an expected-divergence list may name).
+pub const KIND_NAMES: [&str; 14] = [
+    "lost",
+    "misplaced",
+    "torn_acknowledged",
+    "altered",
+    "fused",
+    "second_header",
+    "bad_line",
+    "no_header",
+    "migration",
+    "branched_incomplete",
+    "duplicate",
+    "stale_temp",
+    "escaped",
+    "adapter",
+];
+
 impl FindingKind {
     /// The kind's stable snake_case name (reports and case files).
     pub fn name(&self) -> &'static str {
         match self {
             FindingKind::Lost { .. } => "lost",
+            FindingKind::Misplaced { .. } => "misplaced",
             FindingKind::TornAcknowledged { .. } => "torn_acknowledged",
             FindingKind::Altered { .. } => "altered",
             FindingKind::Fused => "fused",
@@ -126,6 +154,7 @@ impl FindingKind {
         matches!(
             self,
             FindingKind::Lost { .. }
+                | FindingKind::Misplaced { .. }
                 | FindingKind::TornAcknowledged { .. }
                 | FindingKind::Altered { .. }
                 | FindingKind::BranchedIncomplete { .. }
@@ -139,6 +168,10 @@ impl fmt::Display for FindingKind {
             FindingKind::Lost { id, step } => {
                 write!(f, "acknowledged entry {id} (step {step}) is missing")
             }
+            FindingKind::Misplaced { id, step, found_in } => write!(
+                f,
+                "acknowledged entry {id} (step {step}) is missing; it was written to {found_in}"
+            ),
             FindingKind::TornAcknowledged { id, step } => write!(
                 f,
                 "the torn final line holds acknowledged entry {id} (step {step})"
@@ -397,14 +430,30 @@ pub fn check(
         let found = views.get(&e.file).and_then(|v| v.by_id.get(&e.id));
         match found {
             None if torn_ids.contains(&e.id) => {}
-            None if e.checked => findings.push(finding(
-                &e.file,
-                None,
-                FindingKind::Lost {
-                    id: e.id.clone(),
-                    step: e.step,
-                },
-            )),
+            None if e.checked => {
+                // Written to another session file: more often than a copy of the path
+                // explains, or to a file that copies no path (not the branched one).
+                let branched = promises.branched.as_ref().map(|b| b.0.as_str());
+                let elsewhere = views.iter().find(|(file, view)| {
+                    **file != e.file
+                        && view
+                            .by_id
+                            .get(&e.id)
+                            .is_some_and(|lines| lines.len() > 1 || Some(file.as_str()) != branched)
+                });
+                let kind = match elsewhere {
+                    Some((file, _)) => FindingKind::Misplaced {
+                        id: e.id.clone(),
+                        step: e.step,
+                        found_in: file.clone(),
+                    },
+                    None => FindingKind::Lost {
+                        id: e.id.clone(),
+                        step: e.step,
+                    },
+                };
+                findings.push(finding(&e.file, None, kind));
+            }
             None => counts.unflushed_missing += 1,
             Some(lines) => {
                 let (line, value) = &lines[0];

@@ -118,6 +118,15 @@ pub enum CrashError {
         /// What happened.
         message: String,
     },
+    /// An expected-divergence list (`--expect`) has a bad line.
+    Expect {
+        /// The list.
+        path: PathBuf,
+        /// The 1-based line.
+        line: usize,
+        /// What is wrong.
+        message: String,
+    },
     /// A file or folder of the run could not be made or written.
     Io {
         /// The path.
@@ -143,6 +152,11 @@ impl fmt::Display for CrashError {
             CrashError::Calibration { message } => {
                 write!(f, "the calibration run failed: {message}")
             }
+            CrashError::Expect {
+                path,
+                line,
+                message,
+            } => write!(f, "{}: line {line}: {message}", path.display()),
             CrashError::Io { path, message } => write!(f, "{}: {message}", path.display()),
         }
     }
@@ -191,6 +205,57 @@ impl Trial {
     }
 }
 
+/// Finding kinds an implementation is known to produce, each with its reason (`--expect`):
+/// a trial whose findings are all of listed kinds is divergent, not failed.
+#[derive(Debug, Clone, Default, PartialEq, Eq)]
+pub struct Expected {
+    /// (kind name, reason), in the list's order.
+    pub kinds: Vec<(String, String)>,
+}
+
+impl Expected {
+    /// Reads a list: `# comment` lines, blank lines, and `KIND reason` lines, KIND one of
+    /// [`check::KIND_NAMES`].
+    pub fn read(path: &Path) -> Result<Expected, CrashError> {
+        let text = std::fs::read_to_string(path).map_err(|e| io_error(path, &e))?;
+        let mut kinds = Vec::new();
+        for (n, line) in text.lines().enumerate() {
+            let line = line.trim();
+            if line.is_empty() || line.starts_with('#') {
+                continue;
+            }
+            let (kind, reason) = line.split_once(char::is_whitespace).unwrap_or((line, ""));
+            let bad = |message: String| CrashError::Expect {
+                path: path.to_path_buf(),
+                line: n + 1,
+                message,
+            };
+            if !check::KIND_NAMES.contains(&kind) {
+                return Err(bad(format!(
+                    "unknown finding kind {kind:?}; one of {}",
+                    check::KIND_NAMES.join(", ")
+                )));
+            }
+            if reason.trim().is_empty() {
+                return Err(bad(format!(
+                    "{kind} has no reason; write `{kind} why it is expected`"
+                )));
+            }
+            kinds.push((kind.to_owned(), reason.trim().to_owned()));
+        }
+        Ok(Expected { kinds })
+    }
+
+    /// Whether `trial` failed only with listed kinds.
+    pub fn covers(&self, trial: &Trial) -> bool {
+        !trial.passed()
+            && trial
+                .findings
+                .iter()
+                .all(|f| self.kinds.iter().any(|(k, _)| k == f.kind.name()))
+    }
+}
+
 /// A whole run.
 #[derive(Debug, Clone)]
 pub struct Summary {
@@ -203,17 +268,27 @@ pub struct Summary {
 }
 
 impl Summary {
-    /// Trials that failed (the calibration run counts as one when it failed).
-    pub fn failed(&self) -> usize {
-        self.trials.iter().filter(|t| !t.passed()).count() + usize::from(!self.calibration.passed())
+    /// Trials that failed with a finding `expected` does not list (the calibration run
+    /// counts as one).
+    pub fn failed(&self, expected: &Expected) -> usize {
+        self.all()
+            .filter(|t| !t.passed() && !expected.covers(t))
+            .count()
+    }
+
+    /// Trials whose findings `expected` lists.
+    pub fn divergent(&self, expected: &Expected) -> usize {
+        self.all().filter(|t| expected.covers(t)).count()
+    }
+
+    /// The calibration run, then the trials.
+    pub fn all(&self) -> impl Iterator<Item = &Trial> {
+        std::iter::once(&self.calibration).chain(&self.trials)
     }
 
     /// The sum of `f` over the calibration run and every trial.
     pub fn total(&self, f: impl Fn(&Trial) -> usize) -> usize {
-        std::iter::once(&self.calibration)
-            .chain(&self.trials)
-            .map(f)
-            .sum()
+        self.all().map(f).sum()
     }
 }
 
@@ -412,6 +487,11 @@ impl Run<'_> {
                 "a line that is not an ack or the response: {junk}"
             )));
         }
+        // What the kill left, for the case file of a failing trial.
+        let left: Vec<(String, Vec<u8>)> = check::session_files(&dir)
+            .into_iter()
+            .filter_map(|f| std::fs::read(dir.join(&f)).ok().map(|b| (f, b)))
+            .collect();
         let promises = check::promises(plan, &outcome.acks, &dir);
         let mut allowed = HashSet::new();
         let (first, counts) =
@@ -464,14 +544,15 @@ impl Run<'_> {
         };
         if !trial.passed() {
             if let (Some(cases), Some(index)) = (&self.config.cases_dir, index) {
-                trial.case = Some(write_case(
-                    cases,
-                    self.config,
-                    plan,
-                    &trial,
-                    &outcome,
-                    index,
-                )?);
+                let case = write_case(cases, self.config, plan, &trial, &outcome, index)?;
+                for (file, bytes) in &left {
+                    let path = case.join("left").join(file);
+                    if let Some(parent) = path.parent() {
+                        std::fs::create_dir_all(parent).map_err(|e| io_error(parent, &e))?;
+                    }
+                    std::fs::write(&path, bytes).map_err(|e| io_error(&path, &e))?;
+                }
+                trial.case = Some(case);
             }
         }
         if !self.config.keep {
@@ -650,7 +731,8 @@ pub fn substitute(step: &Value, results: &[Value]) -> Value {
 }
 
 /// Writes a failing trial as a case: `case.json` (the steps, the kill point, the
-/// findings, the command that reruns it) and `input/session.jsonl` (the v1 file).
+/// findings, the command that reruns it) and `input/session.jsonl` (the v1 file); the
+/// caller adds `left/`, the session files as the kill left them.
 fn write_case(
     cases: &Path,
     config: &Config,
