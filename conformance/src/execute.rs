@@ -484,14 +484,13 @@ pub fn execute_acked(request: &Request, ack: &mut dyn FnMut(&Value)) -> Option<R
     let dir = PathBuf::from(&request.dir);
     let args = request.args.value();
     let mut options = options(&dir, profile);
-    let opened = match args["open"].as_str() {
-        Some(file) => inside(&dir, file).and_then(|path| SessionManager::open(&path, options)),
-        None => {
-            if let Some(cwd) = args["cwd"].as_str() {
-                cwd.clone_into(&mut options.cwd);
-            }
-            Ok(SessionManager::create(options))
+    let opened = if let Some(file) = args["open"].as_str() {
+        inside(&dir, file).and_then(|path| SessionManager::open(&path, options))
+    } else {
+        if let Some(cwd) = args["cwd"].as_str() {
+            cwd.clone_into(&mut options.cwd);
         }
+        Ok(SessionManager::create(options))
     };
     let mut sm = match opened {
         Ok(sm) => sm,

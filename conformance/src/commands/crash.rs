@@ -102,7 +102,7 @@ pub fn run(args: &Args) -> Result<ExitCode, String> {
     let mut text = String::new();
     let mut failed = 0;
     for profile in profiles {
-        let argv = if reference {
+        let command = if reference {
             let exe = std::env::current_exe().map_err(|e| format!("current executable: {e}"))?;
             vec![
                 exe.to_string_lossy().into_owned(),
@@ -113,7 +113,7 @@ pub fn run(args: &Args) -> Result<ExitCode, String> {
         } else {
             args.adapter.iter().chain(&args.rest).cloned().collect()
         };
-        let mut config = Config::new(argv, profile);
+        let mut config = Config::new(command, profile);
         config.trials = args.trials;
         config.seed = args.seed;
         config.only_trial = args.trial;

@@ -275,7 +275,7 @@ pub fn promises(plan: &Plan, acks: &[Ack], dir: &Path) -> Promises {
         .map(|(n, _)| n)
         .max();
     let durable = |n: Option<usize>, ack: &Ack| {
-        ack.durable || flushed_before.is_some_and(|f| n.map_or(true, |n| n < f))
+        ack.durable || flushed_before.is_some_and(|f| n.is_none_or(|n| n < f))
     };
     let mut out = Promises {
         open_checked: open.is_some_and(|a| durable(None, a)),
@@ -311,22 +311,18 @@ pub fn promises(plan: &Plan, acks: &[Ack], dir: &Path) -> Promises {
                 let Some(path) = ack.result.as_str() else {
                     continue;
                 };
-                match relative(dir, path) {
-                    Some(rel) => {
-                        file.clone_from(&rel);
-                        out.branched = Some((rel, durable(Some(n), ack), *leaf_step));
-                    }
-                    None => {
-                        out.findings.push(Finding {
-                            file: String::new(),
-                            line: None,
-                            kind: FindingKind::Escaped {
-                                path: crate::guard::printable(path).into_owned(),
-                            },
-                        });
-                        return out;
-                    }
-                }
+                let Some(rel) = relative(dir, path) else {
+                    out.findings.push(Finding {
+                        file: String::new(),
+                        line: None,
+                        kind: FindingKind::Escaped {
+                            path: crate::guard::printable(path).into_owned(),
+                        },
+                    });
+                    return out;
+                };
+                file.clone_from(&rel);
+                out.branched = Some((rel, durable(Some(n), ack), *leaf_step));
             }
             StepKind::Flush | StepKind::Branch => {}
         }
@@ -370,6 +366,10 @@ pub struct Counts {
     pub torn: usize,
 }
 
+/// Torn lines a kill left, as (file, text): they may stay in the middle of a file once
+/// it was reopened.
+pub type Allowed = HashSet<(String, String)>;
+
 /// One session file as read.
 struct FileView {
     /// Entries by id: (line, value).
@@ -384,7 +384,7 @@ pub fn check(
     profile: Profile,
     plan: &Plan,
     promises: &Promises,
-    allowed: &mut HashSet<(String, String)>,
+    allowed: &mut Allowed,
 ) -> (Vec<Finding>, Counts) {
     let mut findings = promises.findings.clone();
     let mut counts = Counts {
@@ -499,7 +499,7 @@ pub fn stale_temps(dir: &Path) -> Vec<Finding> {
         names.sort();
         for name in names {
             let kept = name.contains(".pre-migration-") || name.contains(".corrupt-");
-            let session = name.ends_with(".jsonl") && !name.starts_with('.');
+            let session = is_jsonl(&name) && !name.starts_with('.');
             if !kept && !session {
                 let file = Path::new(folder).join(&name).to_string_lossy().into_owned();
                 out.push(finding(&file, None, FindingKind::StaleTemp));
@@ -521,12 +521,19 @@ pub fn session_files(dir: &Path) -> Vec<String> {
         .flatten()
         .filter(|e| e.file_type().is_ok_and(|t| t.is_file()))
         .map(|e| e.file_name().to_string_lossy().into_owned())
-        .filter(|n| n.ends_with(".jsonl") && !n.starts_with('.'))
+        .filter(|n| is_jsonl(n) && !n.starts_with('.'))
         .map(|n| format!("sessions/{n}"))
         .collect();
     more.sort();
     files.extend(more);
     files
+}
+
+/// Whether a file name ends in `.jsonl` (as the implementations name session files).
+fn is_jsonl(name: &str) -> bool {
+    Path::new(name)
+        .extension()
+        .is_some_and(|e| e.eq_ignore_ascii_case("jsonl"))
 }
 
 fn finding(file: &str, line: Option<usize>, kind: FindingKind) -> Finding {
@@ -552,7 +559,7 @@ fn read_lines(
     bytes: &[u8],
     profile: Profile,
     expected: &[&Expected],
-    allowed: &mut HashSet<(String, String)>,
+    allowed: &mut Allowed,
     findings: &mut Vec<Finding>,
     counts: &mut Counts,
     torn_ids: &mut HashSet<String>,
@@ -577,24 +584,21 @@ fn read_lines(
                 let acked = expected
                     .iter()
                     .find(|e| text.contains(&format!("\"id\":\"{}\"", e.id)));
-                match acked {
-                    Some(e) => {
-                        torn_ids.insert(e.id.clone());
-                        if e.checked {
-                            Some(FindingKind::TornAcknowledged {
-                                id: e.id.clone(),
-                                step: e.step,
-                            })
-                        } else {
-                            counts.unflushed_missing += 1;
-                            None
-                        }
-                    }
-                    None => {
-                        counts.torn += 1;
-                        allowed.insert((file.to_owned(), text.clone()));
+                if let Some(e) = acked {
+                    torn_ids.insert(e.id.clone());
+                    if e.checked {
+                        Some(FindingKind::TornAcknowledged {
+                            id: e.id.clone(),
+                            step: e.step,
+                        })
+                    } else {
+                        counts.unflushed_missing += 1;
                         None
                     }
+                } else {
+                    counts.torn += 1;
+                    allowed.insert((file.to_owned(), text.clone()));
+                    None
                 }
             }
             DiagnosticKind::NotJson | DiagnosticKind::TrailingData if fused(&text) => {
@@ -677,11 +681,10 @@ fn migration(bytes: &[u8], plan: &Plan, profile: Profile, open_checked: bool) ->
             "the file changed but its header is not migrated (version {version})"
         ));
     }
-    let mut kept = 0;
     for (i, old) in plan.v1_entries.iter().enumerate() {
         let Some(new) = parsed.entries.get(i) else {
             return Some(format!(
-                "{kept} of the {} old entries were rewritten",
+                "{i} of the {} old entries were rewritten",
                 plan.v1_entries.len()
             ));
         };
@@ -700,7 +703,6 @@ fn migration(bytes: &[u8], plan: &Plan, profile: Profile, open_checked: bool) ->
                 i + 1
             ));
         }
-        kept += 1;
     }
     None
 }

@@ -82,7 +82,7 @@ impl Config {
                 appends: 300,
                 v1_entries: 2000,
             },
-            timeout: Duration::from_secs(60),
+            timeout: Duration::from_mins(1),
             cases_dir: None,
             keep: false,
             command_line: String::new(),
@@ -473,8 +473,7 @@ impl Run<'_> {
             kind: FindingKind::Adapter { reason },
         };
         match &outcome.end {
-            End::Killed => {}
-            End::Answered(Ok(_)) => {}
+            End::Killed | End::Answered(Ok(_)) => {}
             End::Answered(Err(e)) => findings.push(adapter(format!("the apply failed: {e}"))),
             End::Exited => findings.push(adapter(format!("it exited before its answer{stderr}"))),
             End::TimedOut => findings.push(adapter(format!(

@@ -38,9 +38,10 @@ impl Rng {
 
     /// A number in `[0, 1)`.
     pub fn fraction(&mut self) -> f64 {
-        #[allow(clippy::cast_precision_loss)] // 53 random bits are exact in an f64
-        let x = (self.next_u64() >> 11) as f64;
-        x / (1u64 << 53) as f64
+        // 53 random bits and 2^53 are exact in an f64.
+        #[allow(clippy::cast_precision_loss)]
+        let (x, scale) = ((self.next_u64() >> 11) as f64, (1u64 << 53) as f64);
+        x / scale
     }
 }
 
@@ -98,6 +99,7 @@ impl Plan {
 
 /// The plan of trial `rng`'s draw, at `size`.
 pub fn build(rng: &mut Rng, size: Size) -> Plan {
+    const LEVELS: [&str; 3] = ["low", "medium", "high"];
     let (v1, v1_entries) = v1_file(rng, size.v1_entries);
     let mut steps = Vec::new();
     let mut kinds = Vec::new();
@@ -105,7 +107,6 @@ pub fn build(rng: &mut Rng, size: Size) -> Plan {
         steps.push(step);
         kinds.push(kind);
     };
-    const LEVELS: [&str; 3] = ["low", "medium", "high"];
     let n = size.appends.max(8);
     let branch_at = n / 2;
     let summary_at = n / 2 + n / 10;
