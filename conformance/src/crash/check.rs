@@ -564,11 +564,12 @@ fn read_lines(
     counts: &mut Counts,
     torn_ids: &mut HashSet<String>,
 ) -> FileView {
+    let (skip, bytes) = title_slot(bytes);
     let parsed = parse::parse(bytes, profile);
     if let Err(e) = &parsed.header {
         findings.push(finding(
             file,
-            Some(e.line).filter(|&l| l > 0),
+            Some(e.line + skip).filter(|&l| l > skip),
             FindingKind::NoHeader {
                 reason: e.to_string(),
             },
@@ -613,7 +614,7 @@ fn read_lines(
             }),
         };
         if let Some(kind) = kind {
-            findings.push(finding(file, Some(d.line), kind));
+            findings.push(finding(file, Some(d.line + skip), kind));
         }
     }
     let mut by_id: HashMap<String, Vec<(usize, Value)>> = HashMap::new();
@@ -632,14 +633,31 @@ fn read_lines(
             if seen.len() == 1 {
                 findings.push(finding(
                     file,
-                    Some(i + 1),
+                    Some(i + 1 + skip),
                     FindingKind::Duplicate { id: id.to_owned() },
                 ));
             }
-            seen.push((i + 1, value));
+            seen.push((i + 1 + skip, value));
         }
     }
     FileView { by_id }
+}
+
+/// omp 18's title slot: a first line `{"type":"title",…}` before the header, which the
+/// reference (omp 13.19.0's format) does not read. Returns the lines set aside (0 or 1)
+/// and the rest of the file.
+fn title_slot(bytes: &[u8]) -> (usize, &[u8]) {
+    let Some(end) = bytes.iter().position(|&b| b == b'\n') else {
+        return (0, bytes);
+    };
+    let first = &bytes[..end];
+    let is_title = first.starts_with(b"{\"type\":\"title\"")
+        && serde_json::from_slice::<Value>(first).is_ok_and(|v| v.is_object());
+    if is_title {
+        (1, &bytes[end + 1..])
+    } else {
+        (0, bytes)
+    }
 }
 
 /// Whether a line the reference skipped holds two entries: from some `{` after its
@@ -674,7 +692,7 @@ fn migration(bytes: &[u8], plan: &Plan, profile: Profile, open_checked: bool) ->
         return open_checked
             .then(|| "the open was acknowledged but the file is the old one".into());
     }
-    let parsed = parse::parse(bytes, profile);
+    let parsed = parse::parse(title_slot(bytes).1, profile);
     let version = parsed.header.as_ref().map_or(0.0, |h| h.version);
     if version < 2.0 {
         return Some(format!(

@@ -543,7 +543,7 @@ impl Run<'_> {
         };
         if !trial.passed() {
             if let (Some(cases), Some(index)) = (&self.config.cases_dir, index) {
-                let case = write_case(cases, self.config, plan, &trial, &outcome, index)?;
+                let case = write_case(cases, self.config, &hello, plan, &trial, &outcome, index)?;
                 for (file, bytes) in &left {
                     let path = case.join("left").join(file);
                     if let Some(parent) = path.parent() {
@@ -735,16 +735,29 @@ pub fn substitute(step: &Value, results: &[Value]) -> Value {
 fn write_case(
     cases: &Path,
     config: &Config,
+    hello: &Hello,
     plan: &Plan,
     trial: &Trial,
     outcome: &Outcome,
     index: usize,
 ) -> Result<PathBuf, CrashError> {
-    let dir = cases.join(format!(
-        "crash-{}-seed{}-trial{index}",
+    let implementation: String = format!("{}-{}", hello.implementation, hello.version)
+        .chars()
+        .map(|c| {
+            if c.is_ascii_alphanumeric() || c == '.' {
+                c.to_ascii_lowercase()
+            } else {
+                '-'
+            }
+        })
+        .take(60)
+        .collect();
+    let name = format!(
+        "crash-{implementation}-{}-seed{}-trial{index}",
         config.profile.name(),
         config.seed
-    ));
+    );
+    let dir = cases.join(&name);
     let input = dir.join("input");
     std::fs::create_dir_all(&input).map_err(|e| io_error(&input, &e))?;
     let acked: Vec<Value> = outcome
@@ -762,7 +775,7 @@ fn write_case(
         .map(|f| json!({"file": f.file, "line": f.line, "kind": f.kind.name(), "message": f.to_string()}))
         .collect();
     let case = json!({
-        "name": format!("crash-{}-seed{}-trial{index}", config.profile.name(), config.seed),
+        "name": name,
         "description": format!(
             "kill -9 trial {index} of seed {}: killed {} after {}; {} acknowledgement(s) read; {}",
             config.seed,
