@@ -509,10 +509,11 @@ pub fn stale_temps(dir: &Path) -> Vec<Finding> {
     out
 }
 
-/// `MAIN_FILE` when it exists, and every `*.jsonl` directly in `sessions/`, sorted.
+/// `MAIN_FILE` when it exists, and every `*.jsonl` directly in `sessions/`, sorted
+/// (regular files only: a link is not followed).
 pub fn session_files(dir: &Path) -> Vec<String> {
     let mut files = Vec::new();
-    if dir.join(MAIN_FILE).is_file() {
+    if std::fs::symlink_metadata(dir.join(MAIN_FILE)).is_ok_and(|m| m.is_file()) {
         files.push(MAIN_FILE.to_owned());
     }
     let mut more: Vec<String> = std::fs::read_dir(dir.join("sessions"))
@@ -544,8 +545,12 @@ fn finding(file: &str, line: Option<usize>, kind: FindingKind) -> Finding {
     }
 }
 
-/// A regular file's bytes (up to the guard's limit), or `None`.
-fn read(path: &Path) -> Option<Vec<u8>> {
+/// A regular file's bytes (up to the guard's limit), or `None`; a symbolic link is not
+/// followed (it could lead out of the trial directory).
+pub fn read(path: &Path) -> Option<Vec<u8>> {
+    if !std::fs::symlink_metadata(path).is_ok_and(|m| m.is_file()) {
+        return None;
+    }
     match crate::guard::read_regular(path, crate::guard::MAX_FILE_BYTES) {
         Ok(crate::guard::Contents::Bytes(bytes)) => Some(bytes),
         _ => None,
@@ -757,6 +762,16 @@ mod tests {
         assert!(fused(&format!("{whole}{whole}")));
         assert!(!fused(torn), "a torn line alone is not fused");
         assert!(!fused(r#"{"a":1} trailing"#));
+    }
+
+    #[cfg(unix)]
+    #[test]
+    fn a_link_is_not_followed() {
+        let dir = tempfile::tempdir().expect("tempdir");
+        let outside = tempfile::NamedTempFile::new().expect("file");
+        std::os::unix::fs::symlink(outside.path(), dir.path().join(MAIN_FILE)).expect("link");
+        assert_eq!(read(&dir.path().join(MAIN_FILE)), None);
+        assert!(session_files(dir.path()).is_empty());
     }
 
     #[test]

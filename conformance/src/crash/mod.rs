@@ -489,7 +489,7 @@ impl Run<'_> {
         // What the kill left, for the case file of a failing trial.
         let left: Vec<(String, Vec<u8>)> = check::session_files(&dir)
             .into_iter()
-            .filter_map(|f| std::fs::read(dir.join(&f)).ok().map(|b| (f, b)))
+            .filter_map(|f| check::read(&dir.join(&f)).map(|b| (f, b)))
             .collect();
         let promises = check::promises(plan, &outcome.acks, &dir);
         let mut allowed = HashSet::new();
