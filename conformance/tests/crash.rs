@@ -172,7 +172,7 @@ fn an_adapter_that_holds_back_its_last_entry_is_caught() {
 #[test]
 fn a_torn_line_continued_on_reopen_is_reported_as_fused() {
     let cases = tempfile::tempdir().unwrap();
-    let out = toy(cases.path(), "fuse", &["--trials", "6", "--seed", "2"]);
+    let out = toy(cases.path(), "fuse", &["--trials", "10", "--seed", "2"]);
     no_panic(&out);
     let text = stdout(&out);
     assert_eq!(out.status.code(), Some(1), "{text}");
