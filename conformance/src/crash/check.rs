@@ -483,11 +483,21 @@ pub fn check(
     (findings, counts)
 }
 
-/// Files left beside the session files after a later open that are neither session
-/// files nor the copies the implementations keep on purpose (`.pre-migration-`, `.corrupt-`).
-pub fn stale_temps(dir: &Path) -> Vec<Finding> {
+/// Files left beside the session files (the trial directory, `sessions/`, and the
+/// branched session's folder) after a later open that are neither session files nor the
+/// copies the implementations keep on purpose (`.pre-migration-`, `.corrupt-`).
+pub fn stale_temps(dir: &Path, branched: Option<&str>) -> Vec<Finding> {
     let mut out = Vec::new();
-    for folder in ["", "sessions"] {
+    let mut folders = vec![String::new(), "sessions".to_owned()];
+    // The branched session's folder, where it is not one of those (inside `dir`: the
+    // path was checked by `relative`).
+    if let Some(parent) = branched.and_then(|b| Path::new(b).parent()) {
+        let parent = parent.to_string_lossy().into_owned();
+        if !folders.contains(&parent) {
+            folders.push(parent);
+        }
+    }
+    for folder in &folders {
         let Ok(list) = std::fs::read_dir(dir.join(folder)) else {
             continue;
         };

@@ -499,7 +499,16 @@ impl Run<'_> {
         // A later open of every session file, then the same checks and the temp files.
         let mut after = promises.clone();
         after.findings.clear();
-        for file in check::session_files(&dir) {
+        // The branched session too where the implementation put it elsewhere (omp 18
+        // writes it under its agent directory, not the session directory it was given).
+        let mut files = check::session_files(&dir);
+        let branched = promises.branched.as_ref().map(|b| b.0.clone());
+        if let Some(file) = &branched {
+            if !files.contains(file) && check::read(&dir.join(file)).is_some() {
+                files.push(file.clone());
+            }
+        }
+        for file in files {
             match self.reopen(&dir, &file) {
                 Ok(ids) => {
                     if file == check::MAIN_FILE {
@@ -526,7 +535,10 @@ impl Run<'_> {
             }
         }
         let (second, _) = check::check(&dir, self.config.profile, plan, &after, &mut allowed);
-        for f in second.into_iter().chain(check::stale_temps(&dir)) {
+        for f in second
+            .into_iter()
+            .chain(check::stale_temps(&dir, branched.as_deref()))
+        {
             if !findings.contains(&f) {
                 findings.push(f);
             }
