@@ -463,3 +463,74 @@ fn camel(name: &str) -> String {
     }
     out
 }
+
+/// `apply` in ack mode (`PROTOCOL.md` "Ack mode", `session-conformance crash`): runs
+/// `request` as [`execute`] does, and calls `ack` with an acknowledgement after the open
+/// and after each step returns, before the next one starts. `None` when the request is
+/// not an `apply` with `"ack": true` (then [`execute`] answers it).
+///
+/// An acknowledgement is `durable` when the session file exists and holds an assistant
+/// message: from then on the reference writes each entry before its call returns.
+pub fn execute_acked(request: &Request, ack: &mut dyn FnMut(&Value)) -> Option<Response> {
+    if request.op != "apply" {
+        return None;
+    }
+    // Arguments nested past the limit are left to `execute`, which refuses them unread.
+    if request.args.text_len().is_some()
+        && crate::guard::check_nesting(&request.args.text()).is_err()
+    {
+        return None;
+    }
+    if request.args.value()["ack"] != Value::Bool(true) {
+        return None;
+    }
+    let case = request.case.as_str();
+    let profile = match request.profile.parse::<Profile>() {
+        Ok(p) => p,
+        Err(e) => return Some(Response::error(case, "exception", e)),
+    };
+    let dir = PathBuf::from(&request.dir);
+    let args = request.args.value();
+    let mut options = options(&dir, profile);
+    let opened = if let Some(file) = args["open"].as_str() {
+        inside(&dir, file).and_then(|path| SessionManager::open(&path, options))
+    } else {
+        if let Some(cwd) = args["cwd"].as_str() {
+            cwd.clone_into(&mut options.cwd);
+        }
+        Ok(SessionManager::create(options))
+    };
+    let mut sm = match opened {
+        Ok(sm) => sm,
+        Err(e) => return Some(Response::error(case, error_kind(&e), e.to_string())),
+    };
+    let durable = |sm: &SessionManager| {
+        sm.session_file().is_some_and(Path::is_file)
+            && sm
+                .entries()
+                .iter()
+                .any(|e| e.role().as_deref() == Some("assistant"))
+    };
+    ack(
+        &json!({"type": "ack", "case": case, "step": null, "result": null, "durable": durable(&sm)}),
+    );
+    let mut results: Vec<Value> = Vec::new();
+    for (n, step) in args["steps"].as_array().into_iter().flatten().enumerate() {
+        let step = substitute(step, &results);
+        let result = run_step(&mut sm, &step, profile).unwrap_or_else(
+            |e| json!({"error": {"kind": error_kind(&e), "message": e.to_string()}}),
+        );
+        let mut line = json!({"type": "ack", "case": case, "step": n, "result": result, "durable": durable(&sm)});
+        if let Some(entry) = result.as_str().and_then(|id| sm.get_entry(id)) {
+            line["entry"] = sm.resolved(entry);
+        }
+        ack(&line);
+        results.push(result);
+    }
+    let flushed = sm.flush();
+    let mut output = json!({"results": results, "leafId": sm.leaf_id()});
+    if let Err(e) = flushed {
+        output["flushError"] = json!({"kind": error_kind(&e), "message": e.to_string()});
+    }
+    Some(Response::ok(case, output))
+}

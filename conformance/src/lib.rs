@@ -26,6 +26,7 @@ pub mod answers;
 pub mod canonical;
 pub mod compare;
 pub mod corpus;
+pub mod crash;
 pub mod divergences;
 pub mod execute;
 pub mod fuzz;

@@ -8,8 +8,8 @@ use clap::{Parser, Subcommand};
 mod commands;
 
 use commands::{
-    bless, compaction, context, corpus, fuzz, generate, load, report, run, schema, serve, sessions,
-    tree, validate,
+    bless, compaction, context, corpus, crash, fuzz, generate, load, report, run, schema, serve,
+    sessions, tree, validate,
 };
 
 /// mimalloc keeps freed memory for reuse: a run allocates and frees the same few
@@ -51,6 +51,7 @@ enum Command {
     Sessions(sessions::Args),
     Tree(tree::Args),
     Compaction(compaction::Args),
+    Crash(crash::Args),
 }
 
 fn main() -> ExitCode {
@@ -76,6 +77,7 @@ fn main() -> ExitCode {
         Command::Sessions(args) => sessions::run(args),
         Command::Tree(args) => tree::run(&args),
         Command::Compaction(args) => compaction::run(args),
+        Command::Crash(args) => crash::run(&args),
     };
     result.unwrap_or_else(|message| {
         eprintln!("session-conformance: {message}");

@@ -337,7 +337,24 @@ async function runStep(sm: any, step: any): Promise<unknown> {
 	}
 }
 
-async function runSteps(sm: any, steps: unknown[]): Promise<unknown[]> {
+// Ack mode (PROTOCOL.md "Ack mode", `session-conformance crash`): with `"ack": true` an
+// apply writes an ack line after the open and after each step returns, awaited before
+// the next step runs. omp queues its writes (a promise chain behind the step), so no ack
+// claims durability; the ack of a `flush` step (its awaited flush) is the flush point.
+let currentCase: unknown = null; // the request being answered (ack lines name it)
+
+function ackLine(sm: any, step: number | null, result: unknown) {
+	const line: Record<string, unknown> = { type: "ack", case: currentCase, step, result: result ?? null, durable: false };
+	if (typeof result === "string") {
+		try {
+			const entry = method(sm, "getEntry")(result);
+			if (entry) line.entry = entry;
+		} catch {}
+	}
+	return line;
+}
+
+async function runSteps(sm: any, steps: unknown[], ack = false): Promise<unknown[]> {
 	const values: unknown[] = []; // raw values for $result (null for failed steps)
 	const results: unknown[] = [];
 	for (let i = 0; i < steps.length; i++) {
@@ -352,6 +369,7 @@ async function runSteps(sm: any, steps: unknown[]): Promise<unknown[]> {
 			values.push(null);
 			results.push({ error: errorObject(err, step?.call === "flush" ? "flush" : "step") });
 		}
+		if (ack) await send(ackLine(sm, i, results[i]));
 	}
 	return results;
 }
@@ -403,7 +421,9 @@ async function opApply(dir: string, args: any) {
 		args.open === null || args.open === undefined
 			? SessionManager.create(args.cwd, path.join(dir, "sessions"))
 			: await openSession(dir, args.open);
-	const results = await runSteps(sm, Array.isArray(args.steps) ? args.steps : []);
+	const ack = args.ack === true;
+	if (ack) await send(ackLine(sm, null, null));
+	const results = await runSteps(sm, Array.isArray(args.steps) ? args.steps : [], ack);
 	const leafId = sm.getLeafId() ?? null;
 	await finish(sm);
 	return { results, leafId };
@@ -875,6 +895,7 @@ const HANDLERS: Record<string, (dir: string, args: any) => Promise<unknown>> = {
 async function handleRequest(req: any): Promise<Record<string, unknown>> {
 	const base = { type: "response", case: req?.case ?? null };
 	const handler = HANDLERS[req?.op];
+	currentCase = req?.case ?? null;
 	if (!handler) return { ...base, unsupported: true };
 	try {
 		enterCaseDir(req.dir);

@@ -293,15 +293,30 @@ function runStep(sm, step) {
 	}
 }
 
+// Ack mode (PROTOCOL.md "Ack mode", `session-conformance crash`): with `"ack": true` an
+// apply writes an ack line after the open and after each step returns, awaited before
+// the next step runs. pi-mono writes synchronously (appendFileSync) once the session is
+// flushed (it holds an assistant message), so from then on every ack is durable.
+function ackLine(sm, step, result) {
+	const line = { type: "ack", case: currentCase, step, result: result ?? null, durable: sm.flushed === true };
+	if (typeof result === "string") {
+		const entry = sm.getEntry(result);
+		if (entry) line.entry = entry;
+	}
+	return line;
+}
+
 async function opApply(L, args, env) {
 	const { SessionManager } = L;
 	const steps = Array.isArray(args.steps) ? args.steps : [];
+	const ack = args.ack === true;
 	let sm;
 	if (args.open === null || args.open === undefined) {
 		sm = SessionManager.create(args.cwd, env.sessionDir);
 	} else {
 		sm = openSession(SessionManager, args.open, env.sessionDir);
 	}
+	if (ack) await send(ackLine(sm, null, null));
 	const returns = []; // raw return values, for {"$result": N}
 	const results = []; // what the response reports
 	for (let i = 0; i < steps.length; i++) {
@@ -317,6 +332,7 @@ async function opApply(L, args, env) {
 			results.push({ error: errorObject(err) });
 		}
 		returns.push(raw);
+		if (ack) await send(ackLine(sm, i, results[i]));
 	}
 	// Nothing to flush or close: pi-mono writes synchronously.
 	return { results, leafId: sm.getLeafId() ?? null };
@@ -632,8 +648,11 @@ const OPS = {
 	branch_summary: opBranchSummary,
 };
 
+let currentCase = null; // the request being answered (ack lines name it)
+
 async function handleRequest(req) {
 	const caseId = req.case ?? null;
+	currentCase = caseId;
 	try {
 		const op = OPS[req.op];
 		if (!op) return { type: "response", case: caseId, unsupported: true };

@@ -5,6 +5,7 @@ pub mod bless;
 pub mod compaction;
 pub mod context;
 pub mod corpus;
+pub mod crash;
 pub mod fuzz;
 pub mod generate;
 pub mod load;

@@ -37,7 +37,21 @@ pub fn serve(
         reply.clear();
         match read_line(&line) {
             Incoming::Request(request) => {
-                serde_json::to_writer(&mut reply, &super::execute(request))
+                // Ack mode (`session-conformance crash`): each acknowledgement is written
+                // and flushed as its step returns, before the next step runs.
+                let mut failed = None;
+                let acked = super::execute_acked(&request, &mut |ack| {
+                    if failed.is_none() {
+                        let mut line = serde_json::to_vec(ack).unwrap_or_default();
+                        line.push(b'\n');
+                        failed = output.write_all(&line).and_then(|()| output.flush()).err();
+                    }
+                });
+                if let Some(e) = failed {
+                    return Err(e);
+                }
+                let response = acked.unwrap_or_else(|| super::execute(request));
+                serde_json::to_writer(&mut reply, &response)
             }
             Incoming::Hello => serde_json::to_writer(&mut reply, &super::hello(profile)),
             Incoming::Bye => return Ok(()),
