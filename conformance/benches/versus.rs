@@ -76,7 +76,11 @@ fn main() {
     let real = std::env::var("BENCH_REAL").map_or(true, |v| v != "0");
     let ops: Vec<&str> = std::env::var("BENCH_OPS").map_or_else(
         |_| OPS.to_vec(),
-        |list| OPS.into_iter().filter(|op| list.split(',').any(|o| o.trim() == *op)).collect(),
+        |list| {
+            OPS.into_iter()
+                .filter(|op| list.split(',').any(|o| o.trim() == *op))
+                .collect()
+        },
     );
     let mut sessions: Vec<(String, std::path::PathBuf)> = Vec::new();
     for &mb in &sizes {
