@@ -27,6 +27,9 @@ pub trait Storage {
     fn read_blob(&self, path: &Path) -> io::Result<Option<Vec<u8>>> {
         self.read(path)
     }
+    /// Removes what killed rewrites left in `dir` (a file backend: [`remove_dead_writers_temps`]);
+    /// nothing by default.
+    fn remove_stale_temps(&mut self, _dir: &Path) {}
 }
 
 /// The real filesystem.
@@ -65,23 +68,16 @@ pub fn read_regular(path: &Path) -> io::Result<Option<Vec<u8>>> {
     }
 }
 
-/// Removes the temp files (`.NAME.PID.tmp`) that rewrites of `path` left when their
-/// writer was killed: those whose process is gone. A live writer's file is kept, and
+/// Removes the temp files (`.NAME.jsonl.PID.tmp`) that rewrites of session files in
+/// `dir` left when their writer was killed: those whose process is gone. Any session's:
+/// a killed `createBranchedSession` leaves the temp file of a session that never came
+/// to exist, which no read of its own would find. A live writer's file is kept, and
 /// where processes cannot be looked up (no `/proc`), every file is kept.
-pub fn remove_dead_writers_temps(path: &Path) {
-    let (Some(dir), Some(name)) = (path.parent(), path.file_name()) else {
-        return;
-    };
-    let dir = if dir.as_os_str().is_empty() {
-        Path::new(".")
-    } else {
-        dir
-    };
+pub fn remove_dead_writers_temps(dir: &Path) {
     let proc = Path::new("/proc");
     if !proc.join("self").exists() {
         return;
     }
-    let prefix = format!(".{}.", name.to_string_lossy());
     let Ok(items) = fs::read_dir(dir) else {
         return;
     };
@@ -89,8 +85,10 @@ pub fn remove_dead_writers_temps(path: &Path) {
         let file_name = item.file_name();
         let file_name = file_name.to_string_lossy();
         let pid = file_name
-            .strip_prefix(&prefix)
+            .strip_prefix('.')
             .and_then(|rest| rest.strip_suffix(".tmp"))
+            .and_then(|rest| rest.rsplit_once(".jsonl."))
+            .map(|(_, pid)| pid)
             .filter(|pid| !pid.is_empty() && pid.bytes().all(|b| b.is_ascii_digit()));
         let regular = item.file_type().is_ok_and(|t| t.is_file());
         if let (Some(pid), true) = (pid, regular) {
@@ -108,7 +106,10 @@ impl Storage for FileStorage {
     /// ([`remove_dead_writers_temps`]).
     fn read(&self, path: &Path) -> io::Result<Option<Vec<u8>>> {
         if path.extension().is_some_and(|e| e == "jsonl") {
-            remove_dead_writers_temps(path);
+            match path.parent() {
+                Some(dir) if !dir.as_os_str().is_empty() => remove_dead_writers_temps(dir),
+                _ => remove_dead_writers_temps(Path::new(".")),
+            }
         }
         read_regular(path)
     }
@@ -124,6 +125,10 @@ impl Storage for FileStorage {
             Err(e) if e.kind() == io::ErrorKind::NotFound => Ok(None),
             Err(e) => Err(e),
         }
+    }
+
+    fn remove_stale_temps(&mut self, dir: &Path) {
+        remove_dead_writers_temps(dir);
     }
 
     fn append(&mut self, path: &Path, bytes: &[u8]) -> io::Result<()> {
@@ -286,8 +291,8 @@ mod tests {
         assert_eq!(fs::read(&link).unwrap(), b"c\n");
     }
 
-    /// A rewrite killed before its rename leaves `.NAME.PID.tmp`; the next read of the
-    /// session removes it when its writer is gone, and keeps a live writer's.
+    /// A rewrite killed before its rename leaves `.NAME.PID.tmp`; the next read of a
+    /// session in the folder removes it when its writer is gone, and keeps a live writer's.
     #[cfg(target_os = "linux")]
     #[test]
     fn reading_a_session_removes_temps_of_dead_writers() {
@@ -299,7 +304,8 @@ mod tests {
             .path()
             .join(format!(".s.jsonl.{}.tmp", std::process::id()));
         let other = dir.path().join(".t.jsonl.4000000000.tmp");
-        for leftover in [&dead, &live, &other] {
+        let not_a_session = dir.path().join(".notes.4000000000.tmp");
+        for leftover in [&dead, &live, &other, &not_a_session] {
             fs::write(leftover, b"half").unwrap();
         }
         assert_eq!(read_regular(&path).unwrap().unwrap(), b"a\n");
@@ -307,7 +313,31 @@ mod tests {
         assert_eq!(FileStorage::default().read(&path).unwrap().unwrap(), b"a\n");
         assert!(!dead.exists(), "a dead writer's temp file is removed");
         assert!(live.exists(), "a live writer's is kept");
-        assert!(other.exists(), "another session's is not this one's");
+        assert!(
+            !other.exists(),
+            "another session's dead writer's too (a killed createBranchedSession's)"
+        );
+        assert!(not_a_session.exists(), "what is not a session's temp file stays");
+    }
+
+    /// A `createBranchedSession` killed before its rename leaves the temp file of a
+    /// session that never came to exist; the next open of any session with that session
+    /// directory removes it (CRASH.md, the reference in profile pi).
+    #[cfg(target_os = "linux")]
+    #[test]
+    fn opening_a_session_removes_dead_writers_temps_in_the_session_directory() {
+        use crate::model::Profile;
+        use crate::session::{Options, SessionManager};
+        let dir = tempfile::tempdir().unwrap();
+        let sessions = dir.path().join("sessions");
+        fs::create_dir(&sessions).unwrap();
+        let orphan = sessions.join(".2026-01-01T00-00-00-000Z_b.jsonl.4000000000.tmp");
+        fs::write(&orphan, b"half").unwrap();
+        let source = dir.path().join("a.jsonl");
+        fs::write(&source, "{\"type\":\"session\",\"version\":3,\"id\":\"a\",\"timestamp\":\"2026-01-01T00:00:00.000Z\",\"cwd\":\"/w\"}\n").unwrap();
+        let options = Options::new(Profile::Pi, "/w", &sessions);
+        SessionManager::open(&source, options).unwrap();
+        assert!(!orphan.exists());
     }
 
     #[cfg(unix)]

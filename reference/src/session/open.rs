@@ -28,8 +28,11 @@ impl SessionManager {
     }
 
     /// Opens a session file as a user resuming it would: lenient parse, migration
-    /// (with an atomic rewrite), recovery of a file with no readable header.
-    pub fn open(path: &Path, options: Options) -> Result<SessionManager, SessionError> {
+    /// (with an atomic rewrite), recovery of a file with no readable header. What killed
+    /// rewrites left in the session directory goes first (a killed
+    /// `createBranchedSession` leaves the temp file of a session that never came to be).
+    pub fn open(path: &Path, mut options: Options) -> Result<SessionManager, SessionError> {
+        options.storage.remove_stale_temps(&options.session_dir);
         let bytes = options.storage.read(path).map_err(|e| SessionError::Io {
             path: path.to_owned(),
             message: e.to_string(),
