@@ -317,7 +317,10 @@ mod tests {
             !other.exists(),
             "another session's dead writer's too (a killed createBranchedSession's)"
         );
-        assert!(not_a_session.exists(), "what is not a session's temp file stays");
+        assert!(
+            not_a_session.exists(),
+            "what is not a session's temp file stays"
+        );
     }
 
     /// A `createBranchedSession` killed before its rename leaves the temp file of a
