@@ -22,9 +22,14 @@ pub const MAX_FILE_BYTES: u64 = 64 << 20;
 /// How deeply `text`, read as JSON, nests arrays and objects (brackets inside strings do
 /// not count). One pass over the bytes, no recursion.
 pub fn nesting(text: &str) -> usize {
+    nesting_of_bytes(text.as_bytes())
+}
+
+/// [`nesting`] of bytes (a line of a file, UTF-8 or not: only ASCII bytes count).
+fn nesting_of_bytes(text: &[u8]) -> usize {
     let (mut depth, mut deepest) = (0usize, 0usize);
     let mut in_string = false;
-    let mut bytes = text.bytes();
+    let mut bytes = text.iter().copied();
     while let Some(b) = bytes.next() {
         if in_string {
             match b {
@@ -95,27 +100,46 @@ impl std::error::Error for GuardError {}
 /// `Err` naming the depth when `text` nests deeper than [`MAX_NESTING`] (a text no
 /// longer than the limit cannot, and is not scanned).
 pub fn check_nesting(text: &str) -> Result<(), GuardError> {
+    check_nesting_of_bytes(text.as_bytes())
+}
+
+/// [`check_nesting`] of bytes. Only a text with more than [`MAX_NESTING`] opening
+/// brackets can nest deeper, and counting them is a loop the compiler vectorises, so
+/// the usual text (a session line holds a few dozen) is not scanned byte by byte.
+fn check_nesting_of_bytes(text: &[u8]) -> Result<(), GuardError> {
     if text.len() <= MAX_NESTING {
         return Ok(());
     }
-    match nesting(text) {
+    let openings = text.iter().filter(|&&b| b == b'[' || b == b'{').count();
+    if openings <= MAX_NESTING {
+        return Ok(());
+    }
+    match nesting_of_bytes(text) {
         depth if depth > MAX_NESTING => Err(GuardError::TooDeep { depth }),
         _ => Ok(()),
     }
 }
 
 /// The first line of `bytes` (1-based) nested deeper than [`MAX_NESTING`], with the
-/// reason. Only lines longer than the limit can be, so most lines are not scanned.
+/// reason. Only a line with more opening brackets than the limit can be, so one pass
+/// finds the newlines and brackets (`memchr3`, a few of each in a usual line) and only
+/// such a line is scanned.
 pub fn deep_line(bytes: &[u8]) -> Option<(usize, GuardError)> {
-    bytes
-        .split(|&b| b == b'\n')
-        .enumerate()
-        .filter(|(_, line)| line.len() > MAX_NESTING)
-        .find_map(|(n, line)| {
-            check_nesting(&String::from_utf8_lossy(line))
-                .err()
-                .map(|e| (n + 1, e))
-        })
+    let (mut line, mut start, mut openings) = (1, 0, 0);
+    for at in memchr::memchr3_iter(b'\n', b'[', b'{', bytes) {
+        if bytes[at] == b'\n' {
+            (line, start, openings) = (line + 1, at + 1, 0);
+            continue;
+        }
+        openings += 1;
+        if openings == MAX_NESTING + 1 {
+            let end = memchr::memchr(b'\n', &bytes[at..]).map_or(bytes.len(), |n| at + n);
+            if let Err(error) = check_nesting_of_bytes(&bytes[start..end]) {
+                return Some((line, error));
+            }
+        }
+    }
+    None
 }
 
 /// `name` joined to `root`, when it is a relative path that stays inside it: no root,
@@ -276,6 +300,23 @@ mod tests {
         assert_eq!(nesting(&deep), 5000);
         assert!(check_nesting(&deep).is_err());
         assert!(check_nesting("[[1]]").is_ok());
+        // Many brackets, shallow: counted, then scanned, and let through.
+        let wide = format!("[{}1]", "[],".repeat(2000));
+        assert!(check_nesting(&wide).is_ok());
+        let in_strings = format!("{{\"a\":\"{}\"}}", "[".repeat(5000));
+        assert!(check_nesting(&in_strings).is_ok());
+    }
+
+    #[test]
+    fn the_first_deep_line_is_found_by_its_number() {
+        let deep = format!("{}{}", "[".repeat(1001), "]".repeat(1001));
+        let shallow = format!("{{\"a\":\"{}\"}}", "x".repeat(3000));
+        let text = format!("{shallow}\n[1]\n{deep}\n{deep}\n");
+        let found = deep_line(text.as_bytes()).map(|(line, _)| line);
+        assert_eq!(found, Some(3));
+        assert_eq!(deep_line(format!("{shallow}\n{shallow}").as_bytes()), None);
+        let invalid_utf8 = [b"\xff".as_slice(), deep.as_bytes()].concat();
+        assert_eq!(deep_line(&invalid_utf8).map(|(line, _)| line), Some(1));
     }
 
     #[test]
