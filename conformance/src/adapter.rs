@@ -173,24 +173,7 @@ impl ProcessAdapter {
         #[cfg(unix)]
         rustix::io::ioctl_fionbio(&stdin, true)
             .map_err(|e| Failure::Crash(format!("adapter stdin: {e}")))?;
-        let stderr_pipe = child.stderr.take();
-        let stderr = Arc::new(Mutex::new(Vec::new()));
-        if let Some(mut pipe) = stderr_pipe {
-            let sink = Arc::clone(&stderr);
-            thread::spawn(move || {
-                let mut buf = [0u8; 4096];
-                while let Ok(n) = pipe.read(&mut buf) {
-                    if n == 0 {
-                        break;
-                    }
-                    if let Ok(mut s) = sink.lock() {
-                        s.extend_from_slice(&buf[..n]);
-                        let excess = s.len().saturating_sub(16 * 1024);
-                        s.drain(..excess);
-                    }
-                }
-            });
-        }
+        let stderr = keep_stderr_tail(child.stderr.take(), 16 * 1024);
         Ok(Running {
             child,
             stdin: Some(stdin),
@@ -495,4 +478,31 @@ mod tests {
         drop(stdin);
         kill(&mut running);
     }
+}
+
+/// Reads a child's stderr on a thread of its own until it closes, keeping the last
+/// `limit` bytes (what a failure's note quotes), so a chatty adapter never blocks on a
+/// full pipe.
+pub(crate) fn keep_stderr_tail(
+    pipe: Option<std::process::ChildStderr>,
+    limit: usize,
+) -> Arc<Mutex<Vec<u8>>> {
+    let tail = Arc::new(Mutex::new(Vec::new()));
+    if let Some(mut pipe) = pipe {
+        let sink = Arc::clone(&tail);
+        thread::spawn(move || {
+            let mut buf = [0u8; 4096];
+            while let Ok(n) = pipe.read(&mut buf) {
+                if n == 0 {
+                    break;
+                }
+                if let Ok(mut s) = sink.lock() {
+                    s.extend_from_slice(&buf[..n]);
+                    let excess = s.len().saturating_sub(limit);
+                    s.drain(..excess);
+                }
+            }
+        });
+    }
+    tail
 }

@@ -5,7 +5,7 @@
 //! request and one answer, a trial needs the lines *between* a request and its answer
 //! (the acknowledgements) and the moment to kill.
 
-use std::io::{Read, Write};
+use std::io::Write;
 use std::path::Path;
 use std::process::{Child, ChildStdin, Command, Stdio};
 use std::sync::{Arc, Mutex};
@@ -90,23 +90,7 @@ impl Process {
             let _ = child.wait();
             return Err(start_error("no stdin or stdout pipe".into()));
         };
-        let stderr = Arc::new(Mutex::new(Vec::new()));
-        if let Some(mut pipe) = child.stderr.take() {
-            let sink = Arc::clone(&stderr);
-            thread::spawn(move || {
-                let mut buf = [0u8; 4096];
-                while let Ok(n) = pipe.read(&mut buf) {
-                    if n == 0 {
-                        break;
-                    }
-                    if let Ok(mut s) = sink.lock() {
-                        s.extend_from_slice(&buf[..n]);
-                        let excess = s.len().saturating_sub(8 * 1024);
-                        s.drain(..excess);
-                    }
-                }
-            });
-        }
+        let stderr = crate::adapter::keep_stderr_tail(child.stderr.take(), 8 * 1024);
         let mut process = Process {
             child,
             stdin: Arc::new(Mutex::new(Some(stdin))),
