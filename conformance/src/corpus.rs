@@ -129,18 +129,110 @@ pub struct Golden {
     pub text: Option<String>,
 }
 
-/// A problem found while loading or linting the corpus.
+/// A problem found while loading or linting the corpus: the file, and what is wrong with it.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct CorpusError {
     /// The file concerned.
     pub path: PathBuf,
     /// What is wrong.
-    pub message: String,
+    pub kind: CorpusProblem,
+}
+
+/// What is wrong with a corpus file ([`CorpusError`]).
+#[derive(Debug, Clone, PartialEq, Eq)]
+#[non_exhaustive]
+pub enum CorpusProblem {
+    /// The corpus folder could not be walked.
+    Walk(String),
+    /// A thread loading cases panicked.
+    LoaderPanicked,
+    /// The case cannot run (its `case.json` does not read, or it names a path outside it).
+    Refused(String),
+    /// Two cases share an id.
+    DuplicateId {
+        /// The id.
+        id: u32,
+        /// The other case's folder.
+        other: PathBuf,
+    },
+    /// The case's name is not its folder's name.
+    NameMismatch {
+        /// The name in `case.json`.
+        name: String,
+        /// The folder's name.
+        dir: String,
+    },
+    /// The case's name is not kebab-case.
+    NotKebab(String),
+    /// An operation the protocol does not have.
+    UnknownOp(String),
+    /// The case lists no profile.
+    NoProfiles,
+    /// A tag `corpus/README.md` does not list.
+    UnknownTag(String),
+    /// The tags are not sorted and distinct.
+    UnsortedTags,
+    /// `dir_inputs` names a file that is not an input.
+    DirInputNotAnInput(String),
+    /// `mtimes` names a file that is not an input.
+    MtimeNotAnInput(String),
+    /// An `mtimes` value that is not an ISO time.
+    MtimeNotIso(String),
+    /// A listed profile has no golden.
+    MissingGolden(Profile),
+    /// A profile name that is not one.
+    UnknownProfile(String),
+    /// A file in the case folder that is not an input, the case or a golden of it.
+    OrphanedFile,
+    /// `expected.json` beside a golden for every profile.
+    OrphanedGolden,
+}
+
+impl fmt::Display for CorpusProblem {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        match self {
+            CorpusProblem::Walk(message) | CorpusProblem::UnknownProfile(message) => {
+                f.write_str(message)
+            }
+            CorpusProblem::LoaderPanicked => f.write_str("a thread loading cases panicked"),
+            CorpusProblem::Refused(reason) => write!(f, "refused: {reason}"),
+            CorpusProblem::DuplicateId { id, other } => {
+                write!(f, "duplicate id {id} (also {})", other.display())
+            }
+            CorpusProblem::NameMismatch { name, dir } => {
+                write!(f, "name {name:?} differs from the directory name {dir:?}")
+            }
+            CorpusProblem::NotKebab(name) => write!(f, "name {name:?} is not kebab-case"),
+            CorpusProblem::UnknownOp(op) => write!(f, "unknown op {op:?}"),
+            CorpusProblem::NoProfiles => f.write_str("no profiles"),
+            CorpusProblem::UnknownTag(tag) => {
+                write!(f, "unknown tag {tag:?} (corpus/README.md lists the tags)")
+            }
+            CorpusProblem::UnsortedTags => f.write_str("tags are not sorted and distinct"),
+            CorpusProblem::DirInputNotAnInput(file) => {
+                write!(f, "dir_inputs names {file:?}, which is not an input file")
+            }
+            CorpusProblem::MtimeNotAnInput(file) => {
+                write!(f, "mtimes names {file:?}, which is not an input file")
+            }
+            CorpusProblem::MtimeNotIso(time) => write!(f, "mtimes: {time:?} is not an ISO time"),
+            CorpusProblem::MissingGolden(profile) => write!(
+                f,
+                "missing golden for profile {profile} (run `session-conformance bless`)"
+            ),
+            CorpusProblem::OrphanedFile => {
+                f.write_str("orphaned file (not an input, case or golden of this case)")
+            }
+            CorpusProblem::OrphanedGolden => {
+                f.write_str("orphaned golden: every profile has its own")
+            }
+        }
+    }
 }
 
 impl fmt::Display for CorpusError {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-        write!(f, "{}: {}", self.path.display(), self.message)
+        write!(f, "{}: {}", self.path.display(), self.kind)
     }
 }
 
@@ -242,7 +334,7 @@ pub fn load(root: &Path) -> Result<Vec<Case>, CorpusError> {
                 w.join().unwrap_or_else(|_| {
                     Err(CorpusError {
                         path: root.to_path_buf(),
-                        message: "a thread loading cases panicked".into(),
+                        kind: CorpusProblem::LoaderPanicked,
                     })
                 })
             })
@@ -269,7 +361,7 @@ fn case_dirs(root: &Path) -> Result<Vec<PathBuf>, CorpusError> {
     for item in walk {
         let item = item.map_err(|e| CorpusError {
             path: e.path().unwrap_or(root).to_path_buf(),
-            message: e.to_string(),
+            kind: CorpusProblem::Walk(e.to_string()),
         })?;
         if item.file_name() != "case.json" || item.depth() < 2 {
             continue;
@@ -620,23 +712,22 @@ pub fn check(root: &Path) -> Vec<CorpusError> {
     let mut problems = Vec::new();
     let mut ids: HashMap<u32, PathBuf> = HashMap::new();
     for case in &cases {
-        let at = |message: String| CorpusError {
+        let at = |kind: CorpusProblem| CorpusError {
             path: case.dir.join("case.json"),
-            message,
+            kind,
         };
         if let Some(reason) = &case.refused {
             problems.push(CorpusError {
                 path: case.dir.clone(),
-                message: format!("refused: {reason}"),
+                kind: CorpusProblem::Refused(reason.clone()),
             });
             continue;
         }
         if let Some(other) = ids.insert(case.file.id, case.dir.clone()) {
-            problems.push(at(format!(
-                "duplicate id {} (also {})",
-                case.file.id,
-                other.display()
-            )));
+            problems.push(at(CorpusProblem::DuplicateId {
+                id: case.file.id,
+                other,
+            }));
         }
         let dir_name = case
             .dir
@@ -644,54 +735,48 @@ pub fn check(root: &Path) -> Vec<CorpusError> {
             .map(|n| n.to_string_lossy().into_owned())
             .unwrap_or_default();
         if case.file.name != dir_name {
-            problems.push(at(format!(
-                "name {:?} differs from the directory name {dir_name:?}",
-                case.file.name
-            )));
+            problems.push(at(CorpusProblem::NameMismatch {
+                name: case.file.name.clone(),
+                dir: dir_name,
+            }));
         }
         if !is_kebab(&case.file.name) {
-            problems.push(at(format!("name {:?} is not kebab-case", case.file.name)));
+            problems.push(at(CorpusProblem::NotKebab(case.file.name.clone())));
         }
         if !case.file.op.is_known() {
-            problems.push(at(format!("unknown op {:?}", case.file.op.name())));
+            problems.push(at(CorpusProblem::UnknownOp(case.file.op.name().to_owned())));
         }
         if case.file.profiles.is_empty() {
-            problems.push(at("no profiles".into()));
+            problems.push(at(CorpusProblem::NoProfiles));
         }
         for tag in &case.file.tags {
             if !TAGS.iter().any(|(known, _)| known == tag) {
-                problems.push(at(format!(
-                    "unknown tag {tag:?} (corpus/README.md lists the tags)"
-                )));
+                problems.push(at(CorpusProblem::UnknownTag(tag.clone())));
             }
         }
         if !case.file.tags.windows(2).all(|w| w[0] < w[1]) {
-            problems.push(at("tags are not sorted and distinct".into()));
+            problems.push(at(CorpusProblem::UnsortedTags));
         }
         for file in &case.file.dir_inputs {
             if !case.inputs.contains_key(file) {
-                problems.push(at(format!(
-                    "dir_inputs names {file:?}, which is not an input file"
-                )));
+                problems.push(at(CorpusProblem::DirInputNotAnInput(file.clone())));
             }
         }
         for (file, time) in &case.file.mtimes {
             if !case.inputs.contains_key(file) {
-                problems.push(at(format!(
-                    "mtimes names {file:?}, which is not an input file"
-                )));
+                problems.push(at(CorpusProblem::MtimeNotAnInput(file.clone())));
             }
             if session_reference::ids::parse_iso_ms(time).is_none() {
-                problems.push(at(format!("mtimes: {time:?} is not an ISO time")));
+                problems.push(at(CorpusProblem::MtimeNotIso(time.clone())));
             }
         }
         for profile in &case.file.profiles {
             match profile.parse::<Profile>() {
-                Ok(p) if !case.golden_path(p).is_file() => problems.push(at(format!(
-                    "missing golden for profile {p} (run `session-conformance bless`)"
-                ))),
+                Ok(p) if !case.golden_path(p).is_file() => {
+                    problems.push(at(CorpusProblem::MissingGolden(p)));
+                }
                 Ok(_) => {}
-                Err(e) => problems.push(at(e)),
+                Err(e) => problems.push(at(CorpusProblem::UnknownProfile(e))),
             }
         }
         for item in fs::read_dir(&case.dir).into_iter().flatten().flatten() {
@@ -708,7 +793,7 @@ pub fn check(root: &Path) -> Vec<CorpusError> {
             if orphan {
                 problems.push(CorpusError {
                     path: item.path(),
-                    message: "orphaned file (not an input, case or golden of this case)".into(),
+                    kind: CorpusProblem::OrphanedFile,
                 });
             }
         }
@@ -721,7 +806,7 @@ pub fn check(root: &Path) -> Vec<CorpusError> {
         {
             problems.push(CorpusError {
                 path: case.dir.join("expected.json"),
-                message: "orphaned golden: every profile has its own".into(),
+                kind: CorpusProblem::OrphanedGolden,
             });
         }
     }
