@@ -10,7 +10,7 @@ use serde_json::json;
 use session_conformance::crash::{self, Config, Expected, Size, Summary, Trial};
 use session_reference::model::Profile;
 
-use super::{parse_profile, status, write_stdout, OutputFormat};
+use super::{parse_profile, status, write_stdout, AdapterArgs, OutputFormat};
 
 /// Kill an implementation with SIGKILL in the middle of a long `apply`, and check what
 /// it left on disk with the reference.
@@ -33,13 +33,8 @@ use super::{parse_profile, status, write_stdout, OutputFormat};
 /// be run (no hello, no ack mode) or a file cannot be written.
 #[derive(clap::Args)]
 pub struct Args {
-    /// `reference` (built in, the default: `session-conformance serve`) or an adapter
-    /// command and its arguments (no shell); arguments that start with `-` go after `--`.
-    #[arg(long, num_args = 1.., value_name = "CMD")]
-    adapter: Vec<String>,
-    /// More adapter arguments (after `--`), appended to `--adapter`.
-    #[arg(last = true, value_name = "ADAPTER-ARGS")]
-    rest: Vec<String>,
+    #[command(flatten)]
+    adapter: AdapterArgs,
     /// Profile (pi or omp); default: both for the reference, required for an adapter.
     #[arg(long, value_parser = parse_crash_profile)]
     profile: Vec<Profile>,
@@ -88,12 +83,10 @@ fn parse_crash_profile(s: &str) -> Result<Profile, String> {
 
 /// Runs `crash`.
 pub fn run(args: &Args) -> Result<ExitCode, String> {
-    let reference = args.adapter.is_empty() || args.adapter == ["reference"];
-    let profiles = match (&args.profile[..], reference) {
-        ([], true) => vec![Profile::Pi, Profile::Omp],
-        ([], false) => return Err("--profile is required with an adapter command".into()),
-        (p, _) => p.to_vec(),
-    };
+    let reference = args.adapter.is_reference();
+    let profiles = args
+        .adapter
+        .profiles(&args.profile, &[Profile::Pi, Profile::Omp])?;
     let expected = match &args.expect {
         Some(path) => Expected::read(path).map_err(|e| e.to_string())?,
         None => Expected::default(),
@@ -111,7 +104,7 @@ pub fn run(args: &Args) -> Result<ExitCode, String> {
                 profile.name().into(),
             ]
         } else {
-            args.adapter.iter().chain(&args.rest).cloned().collect()
+            args.adapter.command()
         };
         let mut config = Config::new(command, profile);
         config.trials = args.trials;
@@ -146,7 +139,7 @@ fn command_line(args: &Args, profile: Profile, reference: bool) -> String {
     let mut line = String::from("session-conformance crash");
     if !reference {
         line.push_str(" --adapter");
-        for a in &args.adapter {
+        for a in &args.adapter.adapter {
             let _ = write!(line, " {a}");
         }
     }
@@ -159,8 +152,8 @@ fn command_line(args: &Args, profile: Profile, reference: bool) -> String {
         args.v1_entries,
         args.timeout
     );
-    if !args.rest.is_empty() {
-        let _ = write!(line, " -- {}", args.rest.join(" "));
+    if !args.adapter.rest.is_empty() {
+        let _ = write!(line, " -- {}", args.adapter.rest.join(" "));
     }
     line
 }

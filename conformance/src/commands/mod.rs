@@ -93,3 +93,41 @@ pub fn status(ok: bool) -> ExitCode {
         ExitCode::from(1)
     }
 }
+
+/// Which implementation a command runs: `--adapter` and the arguments after `--`.
+#[derive(clap::Args)]
+pub struct AdapterArgs {
+    /// `reference` (built in, the default) or an adapter command and its arguments (no shell).
+    /// Arguments that start with `-` go after `--`: `--adapter bin -- serve --profile pi`.
+    #[arg(long, num_args = 1.., value_name = "CMD")]
+    pub adapter: Vec<String>,
+    /// More adapter arguments (after `--`), appended to `--adapter`.
+    #[arg(last = true, value_name = "ADAPTER-ARGS")]
+    pub rest: Vec<String>,
+}
+
+impl AdapterArgs {
+    /// Whether the built-in reference runs (no `--adapter`, or `--adapter reference`).
+    pub fn is_reference(&self) -> bool {
+        self.adapter.is_empty() || self.adapter == ["reference"]
+    }
+
+    /// The adapter's command line: `--adapter` then the arguments after `--`.
+    pub fn command(&self) -> Vec<String> {
+        self.adapter.iter().chain(&self.rest).cloned().collect()
+    }
+
+    /// The profiles to run: those given, else `reference_default` for the reference; an
+    /// adapter needs `--profile`.
+    pub fn profiles(
+        &self,
+        given: &[Profile],
+        reference_default: &[Profile],
+    ) -> Result<Vec<Profile>, String> {
+        match (given, self.is_reference()) {
+            ([], true) => Ok(reference_default.to_vec()),
+            ([], false) => Err("--profile is required with an adapter command".into()),
+            (p, _) => Ok(p.to_vec()),
+        }
+    }
+}

@@ -12,7 +12,7 @@ use session_conformance::report::{self, Format, ProfileRun};
 use session_conformance::{corpus, runner};
 use session_reference::model::Profile;
 
-use super::{parse_profile, status, write_stdout};
+use super::{parse_profile, status, write_stdout, AdapterArgs};
 
 /// Run corpus cases against an implementation and compare with the goldens.
 ///
@@ -20,13 +20,8 @@ use super::{parse_profile, status, write_stdout};
 /// 1 when any failed, 2 on usage errors or when the adapter cannot start.
 #[derive(clap::Args)]
 pub struct Args {
-    /// `reference` (built in, the default) or an adapter command and its arguments (no shell).
-    /// Arguments that start with `-` go after `--`: `--adapter bin -- serve --profile pi`.
-    #[arg(long, num_args = 1.., value_name = "CMD")]
-    adapter: Vec<String>,
-    /// More adapter arguments (after `--`), appended to `--adapter`.
-    #[arg(last = true, value_name = "ADAPTER-ARGS")]
-    rest: Vec<String>,
+    #[command(flatten)]
+    adapter: AdapterArgs,
     /// Profile(s) to run (pi, omp, operator); default: every profile for the reference, required for an adapter.
     #[arg(long, value_parser = parse_profile)]
     profile: Vec<Profile>,
@@ -80,12 +75,8 @@ enum Color {
 
 /// Runs `run`.
 pub fn run(args: &Args) -> Result<ExitCode, String> {
-    let reference = args.adapter.is_empty() || args.adapter == ["reference"];
-    let profiles = match (&args.profile[..], reference) {
-        ([], true) => Profile::ALL.to_vec(),
-        ([], false) => return Err("--profile is required with an adapter command".into()),
-        (p, _) => p.to_vec(),
-    };
+    let reference = args.adapter.is_reference();
+    let profiles = args.adapter.profiles(&args.profile, &Profile::ALL)?;
     if !args.corpus.is_dir() {
         return Err(format!(
             "{}: corpus directory not found (use --corpus)",
@@ -132,7 +123,7 @@ pub fn run(args: &Args) -> Result<ExitCode, String> {
         let run = if reference {
             harness.run_reference().map_err(|e| e.to_string())?
         } else {
-            let command: Vec<String> = args.adapter.iter().chain(&args.rest).cloned().collect();
+            let command: Vec<String> = args.adapter.command();
             harness
                 .run_process(&command, args.one_shot)
                 .map_err(|e| e.to_string())?
