@@ -35,7 +35,8 @@ pub struct CaseFile {
     pub seed: String,
     // The schema's description (schemas/ is generated from this comment): the list is
     // `Operation::ALL`.
-    /// The operation: `load`, `context`, `tree`, `apply` or `persist`.
+    /// The operation: `load`, `context`, `tree`, `apply`, `persist`, `list`, `recent`,
+    /// `continue`, `resolve`, `history`, `switch`, `search`, `compaction` or `branch_summary`.
     #[schemars(with = "String")]
     pub op: Operation,
     /// The operation's arguments (may use `$repeat`/`$concat` templates).
