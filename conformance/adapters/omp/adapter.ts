@@ -332,6 +332,15 @@ async function runStep(sm: any, step: any): Promise<unknown> {
 			return method(sm, "buildSessionContext")();
 		case "flush":
 			return await method(sm, "flush")();
+		// Starting over and full rewrites (document 000 "Atomic full rewrites"; 002 newSession).
+		case "newSession":
+			return (await method(sm, "newSession")({ parentSession: step.parentSession })) ?? null;
+		case "fork":
+			return (await method(sm, "fork")()) ?? null;
+		case "setSessionName":
+			return await method(sm, "setSessionName")(step.name);
+		case "rewriteEntries":
+			return await method(sm, "rewriteEntries")();
 		default:
 			throw new Unsupported();
 	}
@@ -416,11 +425,19 @@ function flatTree(roots: any[]): unknown[] {
 	return nodes;
 }
 
+/** The session an apply runs on (PROTOCOL.md "apply"): inMemory, open, forkFrom, or a new one. */
+async function startSession(dir: string, args: any): Promise<any> {
+	if (typeof args.open === "string") return await openSession(dir, args.open);
+	if (typeof args.fork_from === "string") {
+		const target = typeof args.target_cwd === "string" ? args.target_cwd : "/proj";
+		return await SessionManager.forkFrom(path.resolve(dir, args.fork_from), target, path.join(dir, "sessions"));
+	}
+	if (args.inMemory === true) return SessionManager.inMemory(args.cwd);
+	return SessionManager.create(args.cwd, path.join(dir, "sessions"));
+}
+
 async function opApply(dir: string, args: any) {
-	const sm =
-		args.open === null || args.open === undefined
-			? SessionManager.create(args.cwd, path.join(dir, "sessions"))
-			: await openSession(dir, args.open);
+	const sm = await startSession(dir, args);
 	const ack = args.ack === true;
 	if (ack) await send(ackLine(sm, null, null));
 	const results = await runSteps(sm, Array.isArray(args.steps) ? args.steps : [], ack);

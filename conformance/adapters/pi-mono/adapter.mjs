@@ -230,7 +230,14 @@ function substituteResults(value, returns) {
 	return root;
 }
 
-const UNSUPPORTED_CALLS = new Set(["appendTtsrInjection", "appendSessionInit", "appendModeChange"]);
+const UNSUPPORTED_CALLS = new Set([
+	"appendTtsrInjection",
+	"appendSessionInit",
+	"appendModeChange",
+	"fork",
+	"setSessionName",
+	"rewriteEntries",
+]);
 
 // Absent step keys stay `undefined` (JSON cannot say undefined); an explicit
 // null is passed as null. That is what the library distinguishes.
@@ -280,6 +287,9 @@ function runStep(sm, step) {
 			return flatTree(sm.getTree());
 		case "buildSessionContext":
 			return sm.buildSessionContext();
+		// Starting over (002 newSession({ parentSession }); pi-mono also takes `id`).
+		case "newSession":
+			return sm.newSession({ id: step.id, parentSession: step.parentSession }) ?? null;
 		case "flush":
 			// pi-mono has no flush: every write is a synchronous appendFileSync /
 			// writeFileSync, so the files are already on disk.
@@ -311,10 +321,15 @@ async function opApply(L, args, env) {
 	const steps = Array.isArray(args.steps) ? args.steps : [];
 	const ack = args.ack === true;
 	let sm;
-	if (args.open === null || args.open === undefined) {
-		sm = SessionManager.create(args.cwd, env.sessionDir);
-	} else {
+	if (typeof args.open === "string") {
 		sm = openSession(SessionManager, args.open, env.sessionDir);
+	} else if (typeof args.fork_from === "string") {
+		const target = typeof args.target_cwd === "string" ? args.target_cwd : "/proj";
+		sm = SessionManager.forkFrom(join(process.cwd(), args.fork_from), target, env.sessionDir);
+	} else if (args.inMemory === true) {
+		sm = SessionManager.inMemory(args.cwd);
+	} else {
+		sm = SessionManager.create(args.cwd, env.sessionDir);
 	}
 	if (ack) await send(ackLine(sm, null, null));
 	const returns = []; // raw return values, for {"$result": N}

@@ -36,6 +36,14 @@ pub enum Call {
     CreateBranchedSession,
     /// `flush`.
     Flush,
+    /// `newSession` (`parentSession?`; pi also `id?`).
+    NewSession,
+    /// `fork` (omp): the session copied to a new file.
+    Fork,
+    /// `setSessionName` (omp): the header's `title`.
+    SetSessionName,
+    /// `rewriteEntries` (omp): the whole file rewritten from memory.
+    RewriteEntries,
     /// `getLeafId` (a query: it reads, `PROTOCOL.md` "Queries").
     GetLeafId,
     /// `getHeader`.
@@ -60,7 +68,7 @@ pub enum Call {
 
 impl Call {
     /// Every call, in the call table's order.
-    pub const ALL: [Call; 26] = [
+    pub const ALL: [Call; 30] = [
         Call::AppendMessage,
         Call::AppendThinkingLevelChange,
         Call::AppendModelChange,
@@ -77,6 +85,10 @@ impl Call {
         Call::BranchWithSummary,
         Call::CreateBranchedSession,
         Call::Flush,
+        Call::NewSession,
+        Call::Fork,
+        Call::SetSessionName,
+        Call::RewriteEntries,
         Call::GetLeafId,
         Call::GetHeader,
         Call::GetEntry,
@@ -108,6 +120,10 @@ impl Call {
             Call::BranchWithSummary => "branchWithSummary",
             Call::CreateBranchedSession => "createBranchedSession",
             Call::Flush => "flush",
+            Call::NewSession => "newSession",
+            Call::Fork => "fork",
+            Call::SetSessionName => "setSessionName",
+            Call::RewriteEntries => "rewriteEntries",
             Call::GetLeafId => "getLeafId",
             Call::GetHeader => "getHeader",
             Call::GetEntry => "getEntry",

@@ -109,7 +109,8 @@ pub struct Dialect {
 pub enum ForkParent {
     /// The source file's path (pi).
     SourcePath,
-    /// The source session's id (omp).
+    /// The source session's id, and the fork keeps the source's `title` (omp 13.19.0
+    /// `forkFrom`, `fork`).
     SourceId,
 }
 

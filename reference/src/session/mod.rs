@@ -278,7 +278,10 @@ impl SessionManager {
 mod append;
 mod branch;
 mod open;
+mod rewrite;
 mod write;
+
+pub use rewrite::NewSession;
 
 #[cfg(test)]
 mod tests;
