@@ -9,6 +9,7 @@ use session_reference::context::LeafChoice;
 use session_reference::entries;
 use session_reference::model::Profile;
 use session_reference::session::{NewSession, Options, SessionError, SessionManager};
+use session_reference::store::Store;
 
 pub use self::call::Call;
 use crate::normalize::object;
@@ -200,7 +201,7 @@ fn apply(dir: &Path, args: &Value, profile: Profile) -> Result<Value, SessionErr
     let mut results: Vec<Value> = Vec::new();
     for step in args["steps"].as_array().into_iter().flatten() {
         let step = substitute(step, &results);
-        let result = run_step(&mut sm, &step, profile).unwrap_or_else(
+        let result = run_step(&mut sm, &step, profile, dir).unwrap_or_else(
             |e| json!({"error": {"kind": error_kind(&e), "message": e.to_string()}}),
         );
         results.push(result);
@@ -269,10 +270,14 @@ pub fn substitute(value: &Value, results: &[Value]) -> Value {
 }
 
 /// Runs one `apply` step (PROTOCOL.md's call table) on a session; returns the call's value.
+///
+/// `dir` is the case directory: `moveTo` moves the session into the project folder of
+/// the store at `<dir>/home/.omp/agent`, where the omp adapter points the library.
 pub fn run_step(
     sm: &mut SessionManager,
     step: &Value,
     profile: Profile,
+    dir: &Path,
 ) -> Result<Value, SessionError> {
     // The operator dialect's calls are 003's snake_case names (PROTOCOL.md).
     let camel;
@@ -406,6 +411,12 @@ pub fn run_step(
             sm.set_session_name(&str_arg("name")).map(|()| Value::Null)
         }
         (Some(Call::RewriteEntries), Profile::Omp) => sm.rewrite_entries().map(|()| Value::Null),
+        (Some(Call::MoveTo), Profile::Omp) => {
+            let cwd = str_arg("cwd");
+            let store = Store::new(dir.join("home/.omp/agent"));
+            sm.move_to(&cwd, store.session_dir(&cwd))
+                .map(|()| Value::Null)
+        }
         (call, _) => query(sm, call, step),
     }
 }
@@ -535,7 +546,7 @@ pub fn execute_acked(request: &Request, ack: &mut dyn FnMut(&Value)) -> Option<R
     let mut results: Vec<Value> = Vec::new();
     for (n, step) in args["steps"].as_array().into_iter().flatten().enumerate() {
         let step = substitute(step, &results);
-        let result = run_step(&mut sm, &step, profile).unwrap_or_else(
+        let result = run_step(&mut sm, &step, profile, &dir).unwrap_or_else(
             |e| json!({"error": {"kind": error_kind(&e), "message": e.to_string()}}),
         );
         let mut line = json!({"type": "ack", "case": case, "step": n, "result": result, "durable": durable(&sm)});

@@ -42,7 +42,9 @@ fn session_text(ops: &[Op], profile: Profile) -> String {
     let mut results: Vec<Value> = Vec::new();
     for step in steps(ops, profile) {
         let step = substitute(&step, &results);
-        results.push(run_step(&mut sm, &step, profile).unwrap_or(Value::Null));
+        results.push(
+            run_step(&mut sm, &step, profile, std::path::Path::new("/")).unwrap_or(Value::Null),
+        );
     }
     let mut text = format!("{}\n", sm.header().raw.get());
     for entry in sm.entries() {

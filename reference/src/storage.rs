@@ -181,8 +181,12 @@ impl Storage for FileStorage {
         result
     }
 
+    /// Renames a file, creating the folder it moves into (000 `ensureDirSync`).
     fn rename(&mut self, from: &Path, to: &Path) -> io::Result<()> {
         self.open = None;
+        if let Some(dir) = to.parent().filter(|d| !d.as_os_str().is_empty()) {
+            fs::create_dir_all(dir)?;
+        }
         fs::rename(from, to)
     }
 

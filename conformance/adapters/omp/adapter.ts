@@ -341,6 +341,8 @@ async function runStep(sm: any, step: any): Promise<unknown> {
 			return await method(sm, "setSessionName")(step.name);
 		case "rewriteEntries":
 			return await method(sm, "rewriteEntries")();
+		case "moveTo":
+			return await method(sm, "moveTo")(step.cwd);
 		default:
 			throw new Unsupported();
 	}

@@ -237,6 +237,7 @@ const UNSUPPORTED_CALLS = new Set([
 	"fork",
 	"setSessionName",
 	"rewriteEntries",
+	"moveTo",
 ]);
 
 // Absent step keys stay `undefined` (JSON cannot say undefined); an explicit

@@ -44,6 +44,8 @@ pub enum Call {
     SetSessionName,
     /// `rewriteEntries` (omp): the whole file rewritten from memory.
     RewriteEntries,
+    /// `moveTo` (omp): the session moved to another cwd's project folder.
+    MoveTo,
     /// `getLeafId` (a query: it reads, `PROTOCOL.md` "Queries").
     GetLeafId,
     /// `getHeader`.
@@ -68,7 +70,7 @@ pub enum Call {
 
 impl Call {
     /// Every call, in the call table's order.
-    pub const ALL: [Call; 30] = [
+    pub const ALL: [Call; 31] = [
         Call::AppendMessage,
         Call::AppendThinkingLevelChange,
         Call::AppendModelChange,
@@ -89,6 +91,7 @@ impl Call {
         Call::Fork,
         Call::SetSessionName,
         Call::RewriteEntries,
+        Call::MoveTo,
         Call::GetLeafId,
         Call::GetHeader,
         Call::GetEntry,
@@ -124,6 +127,7 @@ impl Call {
             Call::Fork => "fork",
             Call::SetSessionName => "setSessionName",
             Call::RewriteEntries => "rewriteEntries",
+            Call::MoveTo => "moveTo",
             Call::GetLeafId => "getLeafId",
             Call::GetHeader => "getHeader",
             Call::GetEntry => "getEntry",

@@ -95,6 +95,39 @@ impl SessionManager {
         }
     }
 
+    /// omp `moveTo(newCwd)`: the session moves to `session_dir` (the new cwd's project
+    /// folder, which the caller names as `forkFrom`'s `sessionDir`): a written file is
+    /// renamed into it, the header's `cwd` becomes `new_cwd`, and the file is rewritten
+    /// there when it existed or an assistant message is held (a session never written
+    /// stays unwritten). The same cwd changes nothing.
+    pub fn move_to(&mut self, new_cwd: &str, session_dir: PathBuf) -> Result<(), SessionError> {
+        if new_cwd == self.cwd {
+            return Ok(());
+        }
+        let mut had_file = false;
+        if let Some(old) = self.file.clone() {
+            let new = session_dir.join(old.file_name().unwrap_or_default());
+            had_file = self.storage.exists(&old);
+            if had_file {
+                self.storage
+                    .rename(&old, &new)
+                    .map_err(|e| SessionError::Io {
+                        path: old.clone(),
+                        message: e.to_string(),
+                    })?;
+            }
+            self.file = Some(new);
+            self.persist_error = None;
+        }
+        new_cwd.clone_into(&mut self.cwd);
+        self.session_dir = session_dir;
+        self.set_header_field("cwd", Value::from(new_cwd));
+        if had_file || self.has_assistant {
+            self.rewrite_in_place()?;
+        }
+        Ok(())
+    }
+
     /// A full rewrite of the loaded file. Lines the loader skipped would be gone: the
     /// original is first kept beside it as `NAME.pre-rewrite-<time>` (never lose data).
     fn rewrite_in_place(&mut self) -> Result<(), SessionError> {
