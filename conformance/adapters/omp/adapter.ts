@@ -180,18 +180,25 @@ async function openSession(dir: string, file: string): Promise<any> {
 	return await SessionManager.open(path.resolve(dir, file), path.join(dir, "sessions"));
 }
 
-/** Flush and close, awaiting every pending write. Failures go to stderr (the output has no slot for them). */
-async function finish(sm: any) {
+/**
+ * Flush and close, awaiting every pending write. Returns the first failure as the protocol's
+ * `flushError` (PROTOCOL.md `apply`): the latched write error that flush() and close() rethrow.
+ */
+async function finish(sm: any): Promise<{ kind: ErrorKind; message: string } | undefined> {
+	let failed: { kind: ErrorKind; message: string } | undefined;
 	try {
 		await sm.flush();
 	} catch (err) {
 		logError("final flush() failed", err);
+		failed = errorObject(err, "flush");
 	}
 	try {
 		await sm.close();
 	} catch (err) {
 		logError("final close() failed", err);
+		failed ??= errorObject(err, "flush");
 	}
+	return failed;
 }
 
 function substitute(value: unknown, results: unknown[]): unknown {
@@ -444,8 +451,8 @@ async function opApply(dir: string, args: any) {
 	if (ack) await send(ackLine(sm, null, null));
 	const results = await runSteps(sm, Array.isArray(args.steps) ? args.steps : [], ack);
 	const leafId = sm.getLeafId() ?? null;
-	await finish(sm);
-	return { results, leafId };
+	const flushError = await finish(sm);
+	return flushError ? { results, leafId, flushError } : { results, leafId };
 }
 
 async function opPersist(dir: string, args: any) {

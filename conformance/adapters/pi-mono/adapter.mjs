@@ -126,16 +126,21 @@ function restoreDefaultSignals() {
 // ---------------------------------------------------------------------------
 class ProtocolError extends Error {}
 
-function errorKind(err) {
+// `phase` is "step" for an apply step, else "other". A step's filesystem error (an errno
+// `code` and a `syscall`) is a write failing: pi-mono writes with appendFileSync inside the
+// append* call and latches nothing, so each later append throws its own (PROTOCOL.md
+// "Response": persistence). Elsewhere (opening a file) it is a read: exception.
+function errorKind(err, phase = "other") {
 	const message = err && typeof err.message === "string" ? err.message : String(err);
 	if (/^Entry [\s\S]* not found$/.test(message)) return "not_found";
 	if (message.startsWith("Cannot fork: source session file is empty or invalid")) return "invalid_source";
+	if (phase === "step" && typeof err?.code === "string" && typeof err?.syscall === "string") return "persistence";
 	return "exception";
 }
-function errorObject(err) {
+function errorObject(err, phase = "other") {
 	const message = err && typeof err.message === "string" ? err.message : String(err);
 	const name = err && typeof err.name === "string" ? err.name : "Error";
-	return { kind: errorKind(err), message: name && name !== "Error" ? `${name}: ${message}` : message };
+	return { kind: errorKind(err, phase), message: name && name !== "Error" ? `${name}: ${message}` : message };
 }
 
 // ---------------------------------------------------------------------------
@@ -345,7 +350,7 @@ async function opApply(L, args, env) {
 			results.push(raw === undefined ? null : raw);
 		} catch (err) {
 			raw = undefined;
-			results.push({ error: errorObject(err) });
+			results.push({ error: errorObject(err, "step") });
 		}
 		returns.push(raw);
 		if (ack) await send(ackLine(sm, i, results[i]));

@@ -1,6 +1,8 @@
 //! Writing: the deferred first write, one line per append, atomic rewrites, fsync and
 //! the latched error (000 "Persistence guarantees").
 
+use std::path::Path;
+
 use super::{OnDisk, SessionError, SessionManager};
 use crate::persist::{prepare, PendingBlob};
 use crate::{blobs, raw};
@@ -29,9 +31,16 @@ impl SessionManager {
         if !(self.has_assistant || at_once) {
             return Ok(());
         }
-        if !self.on_disk.header {
-            return self.write_all();
-        }
+        let written = if self.on_disk.header {
+            self.append_new(&path)
+        } else {
+            self.write_all()
+        };
+        self.seen_by_caller(written)
+    }
+
+    /// Appends the entries that are not in the file yet, one line each.
+    fn append_new(&mut self, path: &Path) -> Result<(), SessionError> {
         self.write_blobs()?;
         let new = &self.tree.entries()[self.on_disk.entries..];
         let mut buffer = String::new();
@@ -43,14 +52,26 @@ impl SessionManager {
             buffer.push('\n');
         }
         self.storage
-            .append(&path, buffer.as_bytes())
+            .append(path, buffer.as_bytes())
             .map_err(|e| self.latch(&e))?;
         if self.fsync_appends {
-            self.storage.sync(&path).map_err(|e| self.latch(&e))?;
+            self.storage.sync(path).map_err(|e| self.latch(&e))?;
         }
         self.on_disk.entries = self.tree.entries().len();
         self.on_disk.needs_newline = false;
         Ok(())
+    }
+
+    /// A failed write (already latched) as the append that started it sees it: its own
+    /// error where writes are synchronous (pi-mono's `appendFileSync` throws), nothing
+    /// where they are queued (omp: the append returns before its write, whose error the
+    /// next operation rethrows; 000 "Persistence errors are latched … and rethrown on
+    /// subsequent operations").
+    fn seen_by_caller(&self, written: Result<(), SessionError>) -> Result<(), SessionError> {
+        match written {
+            Err(_) if self.profile.dialect().queues_writes => Ok(()),
+            written => written,
+        }
     }
 
     /// Writes the whole session atomically (header and every entry). Where the
