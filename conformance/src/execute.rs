@@ -64,6 +64,8 @@ pub fn execute(request: Request) -> Response {
         Operation::Continue => store::continue_op(&dir, &args, profile),
         Operation::Resolve => store::resolve_op(&dir, &args, profile),
         Operation::History => store::history_op(&dir, &args),
+        Operation::Switch => store::switch_op(&dir, &args, profile),
+        Operation::Search => store::search_op(&dir, &args, profile),
         Operation::Compaction => compaction::compaction_op(&dir, &args, profile),
         Operation::BranchSummary => compaction::branch_summary_op(&dir, &args, profile),
         Operation::Other(_) => return Response::unsupported(case),

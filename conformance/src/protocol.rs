@@ -33,6 +33,10 @@ pub enum Operation {
     Resolve,
     /// `history`: the prompt history (omp only).
     History,
+    /// `switch`: open, create, fork or switch to a session (breadcrumb, thinking level).
+    Switch,
+    /// `search`: the session picker's fuzzy search (omp only).
+    Search,
     /// `compaction`: the compaction plan at a leaf.
     Compaction,
     /// `branch_summary`: what a branch summary covers.
@@ -44,7 +48,7 @@ pub enum Operation {
 
 impl Operation {
     /// Every operation the kit knows, in the protocol's order.
-    pub const ALL: [Operation; 12] = [
+    pub const ALL: [Operation; 14] = [
         Operation::Load,
         Operation::Context,
         Operation::Tree,
@@ -55,6 +59,8 @@ impl Operation {
         Operation::Continue,
         Operation::Resolve,
         Operation::History,
+        Operation::Switch,
+        Operation::Search,
         Operation::Compaction,
         Operation::BranchSummary,
     ];
@@ -72,6 +78,8 @@ impl Operation {
             Operation::Continue => "continue",
             Operation::Resolve => "resolve",
             Operation::History => "history",
+            Operation::Switch => "switch",
+            Operation::Search => "search",
             Operation::Compaction => "compaction",
             Operation::BranchSummary => "branch_summary",
             Operation::Other(name) => name,
@@ -91,10 +99,13 @@ impl Operation {
         !matches!(self, Operation::Other(_))
     }
 
-    /// Whether only the `omp` profile has it (pi-mono has no recent list and no
-    /// prompt history).
+    /// Whether only the `omp` profile has it (pi-mono has no recent list, no prompt
+    /// history, and a picker search of its own).
     pub fn is_omp_only(&self) -> bool {
-        matches!(self, Operation::Recent | Operation::History)
+        matches!(
+            self,
+            Operation::Recent | Operation::History | Operation::Search
+        )
     }
 }
 

@@ -258,6 +258,10 @@ pub fn resolve(place: &Place, value: &str) -> String {
         Outcome::Fork { path } => {
             let _ = writeln!(out, "action: fork {}", shown(&path));
         }
+        // `decide` never picks: the picker is `--resume` without a value.
+        Outcome::Pick { sessions } => {
+            let _ = writeln!(out, "action: pick one of {} sessions", sessions.len());
+        }
     }
     out
 }

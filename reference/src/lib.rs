@@ -13,7 +13,7 @@
 //!    [`dialect`] holds what differs between pi and omp, one module each;
 //! 7. [`persist`], [`blobs`] and [`storage`] write sessions (the only modules doing IO, with [`session`]);
 //! 8. [`session`] is the SessionManager that ties them together;
-//! 9. [`store`], [`listing`], [`recent`], [`resume`] and [`history`] find sessions on disk and pick them up again.
+//! 9. [`store`], [`listing`], [`recent`], [`search`], [`resume`], [`switching`] and [`history`] find sessions on disk and pick them up again.
 //!
 //! ```
 //! use session_reference::{parse::parse, tree::Tree, context::{build_context, LeafChoice}, model::Profile};
@@ -45,7 +45,9 @@ pub mod persist;
 pub mod raw;
 pub mod recent;
 pub mod resume;
+pub mod search;
 pub mod session;
 pub mod storage;
 pub mod store;
+pub mod switching;
 pub mod tree;

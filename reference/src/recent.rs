@@ -31,6 +31,10 @@ pub struct RecentSession {
     /// The name before truncation.
     #[serde(rename = "fullName")]
     pub full_name: String,
+    /// How long ago `mtime` was, at the clock [`recent`] was given ([`time_ago`]); `None`
+    /// without a clock.
+    #[serde(rename = "timeAgo", skip_serializing_if = "Option::is_none")]
+    pub time_ago: Option<String>,
     /// `mtime` in milliseconds, for sorting.
     #[serde(skip)]
     pub mtime_ms: i64,
@@ -50,10 +54,52 @@ pub struct RecentSession {
 
 /// omp `getRecentSessions(dir, limit)`: the `limit` newest sessions by file time, each
 /// from a 4 KB prefix, named by title → first user prompt → header id → file name.
-pub fn recent(dir: &Path, limit: usize) -> Vec<RecentSession> {
+/// With `now_ms` (the clock, milliseconds since the epoch) each also gets its
+/// [`RecentSession::time_ago`].
+pub fn recent(dir: &Path, limit: usize, now_ms: Option<i64>) -> Vec<RecentSession> {
     let mut sessions = summaries(&session_files(dir));
     sessions.truncate(limit);
+    if let Some(now) = now_ms {
+        for session in &mut sessions {
+            session.time_ago = Some(time_ago(session.mtime_ms, now));
+        }
+    }
     sessions
+}
+
+/// omp's `formatTimeAgo` (13.19.0 `session-manager.ts`): whole minutes, hours and days
+/// between `then_ms` and `now_ms`, rounded down: under a minute (or in the future)
+/// `just now`, then `Nm ago`, `Nh ago`, `Nd ago`; from 7 days on the date as
+/// `toLocaleDateString()` writes it in the `en-US` locale and UTC (`1/2/2026`).
+pub fn time_ago(then_ms: i64, now_ms: i64) -> String {
+    let diff = now_ms.saturating_sub(then_ms);
+    let (minutes, hours, days) = (
+        diff.div_euclid(60_000),
+        diff.div_euclid(3_600_000),
+        diff.div_euclid(86_400_000),
+    );
+    if minutes < 1 {
+        "just now".to_owned()
+    } else if minutes < 60 {
+        format!("{minutes}m ago")
+    } else if hours < 24 {
+        format!("{hours}h ago")
+    } else if days < 7 {
+        format!("{days}d ago")
+    } else {
+        us_date(then_ms)
+    }
+}
+
+/// `M/D/YYYY` of a time in UTC (en-US `toLocaleDateString()`).
+fn us_date(ms: i64) -> String {
+    let iso = iso_timestamp(ms);
+    let part = |range: std::ops::Range<usize>| {
+        iso.get(range)
+            .and_then(|t| t.parse::<i64>().ok())
+            .unwrap_or_default()
+    };
+    format!("{}/{}/{}", part(5..7), part(8..10), part(0..4))
 }
 
 /// The [`RecentSession`] of every file with a valid header, newest first (ties by path):
@@ -100,6 +146,7 @@ fn summary(path: &Path) -> Option<RecentSession> {
         mtime: iso_timestamp(mtime_ms),
         name: truncate_name(&full_name),
         full_name,
+        time_ago: None,
         mtime_ms,
         cwd: header.str("cwd"),
         id,
@@ -230,8 +277,37 @@ mod tests {
         );
         write(dir.path(), "f.jsonl", &format!("{blank_id}\n"), 2);
         write(dir.path(), "x.jsonl", "{\"type\":\"session\"}\n", 1);
-        let got: Vec<String> = recent(dir.path(), 10).into_iter().map(|r| r.name).collect();
+        let got: Vec<String> = recent(dir.path(), 10, None)
+            .into_iter()
+            .map(|r| r.name)
+            .collect();
         assert_eq!(got, ["My", "prompt here", "s1", "f"]);
-        assert_eq!(recent(dir.path(), 2).len(), 2);
+        assert_eq!(recent(dir.path(), 2, None).len(), 2);
+        let ago: Vec<Option<String>> = recent(dir.path(), 2, Some(5_000 + 120_000))
+            .into_iter()
+            .map(|r| r.time_ago)
+            .collect();
+        assert_eq!(ago, [Some("2m ago".to_owned()), Some("2m ago".to_owned())]);
+    }
+
+    #[test]
+    fn time_ago_rounds_down_to_minutes_hours_days_then_a_date() {
+        let now = 1_767_225_600_000; // 2026-01-01T00:00:00.000Z
+        let table = [
+            (now, "just now"),
+            (now + 3_600_000, "just now"),
+            (now - 59_999, "just now"),
+            (now - 60_000, "1m ago"),
+            (now - 3_599_999, "59m ago"),
+            (now - 3_600_000, "1h ago"),
+            (now - 86_399_999, "23h ago"),
+            (now - 86_400_000, "1d ago"),
+            (now - 7 * 86_400_000 + 1, "6d ago"),
+            (now - 7 * 86_400_000, "12/25/2025"),
+            (now - 400 * 86_400_000, "11/27/2024"),
+        ];
+        for (then, want) in table {
+            assert_eq!(time_ago(then, now), want, "{then}");
+        }
     }
 }

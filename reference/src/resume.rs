@@ -121,7 +121,12 @@ pub enum Outcome {
         /// The source session file.
         path: PathBuf,
     },
-    /// Stop with this message: a refused fork or no match.
+    /// Open the session picker on these sessions, in list order (`--resume` without a value).
+    Pick {
+        /// The session files the picker offers.
+        sessions: Vec<PathBuf>,
+    },
+    /// Stop with this message: a refused fork, no match, or nothing to pick.
     Stop {
         /// The text the CLI prints (seed 001 for omp, pi-mono's for pi).
         message: String,
@@ -151,6 +156,24 @@ pub fn decide(value: &str, found: Match, cwd: &str, profile: Profile, fork: bool
             error: true,
         },
     }
+}
+
+/// `--resume` without a value (seed 001 "--resume (no value)"): the picker on this
+/// project's list (`SessionManager.list(cwd, sessionDir)`); omp stops with
+/// `No sessions found` (not an error: exit 0) when the list is empty, pi opens it anyway.
+pub fn picker(scope: &Scope<'_>) -> Outcome {
+    let sessions: Vec<PathBuf> = scope
+        .local_sessions()
+        .into_iter()
+        .map(|info| info.path)
+        .collect();
+    if sessions.is_empty() && scope.profile.dialect().picker_stops_when_empty {
+        return Outcome::Stop {
+            message: "No sessions found".to_owned(),
+            error: false,
+        };
+    }
+    Outcome::Pick { sessions }
 }
 
 fn refused(value: &str, cwd: &str, profile: Profile) -> Outcome {
@@ -320,6 +343,40 @@ mod tests {
             Match::None,
             "a forced dir is not searched globally"
         );
+    }
+
+    #[test]
+    fn the_picker_offers_the_local_list_and_omp_stops_on_an_empty_one() {
+        let tmp = tempfile::tempdir().expect("dir");
+        let store = Store::new(tmp.path());
+        let here = store.session_dir("/here");
+        let older = session(&here, "a.jsonl", "aaaa1111", "/here", 2);
+        let newer = session(&here, "b.jsonl", "bbbb2222", "/here", 3);
+        session(&store.session_dir("/there"), "c.jsonl", "cccc", "/there", 4);
+        for profile in [Profile::Pi, Profile::Omp] {
+            let scope = |cwd| Scope {
+                store: &store,
+                cwd,
+                session_dir: None,
+                profile,
+            };
+            assert_eq!(
+                picker(&scope("/here")),
+                Outcome::Pick {
+                    sessions: vec![newer.clone(), older.clone()]
+                }
+            );
+            let empty = picker(&scope("/nowhere"));
+            let want = if profile == Profile::Omp {
+                Outcome::Stop {
+                    message: "No sessions found".into(),
+                    error: false,
+                }
+            } else {
+                Outcome::Pick { sessions: vec![] }
+            };
+            assert_eq!(empty, want, "{profile:?}");
+        }
     }
 
     #[test]

@@ -107,6 +107,10 @@ if (typeof sm_mod.resolveResumableSession !== "function" || typeof sm_mod.getRec
 const resolveResumableSession: any = listing_mod.resolveResumableSession;
 const getRecentSessions: any = listing_mod.getRecentSessions;
 const HistoryStorage: any = (await import(path.join(SESSION_SRC, "history-storage.ts"))).HistoryStorage;
+// The session picker's filter (13.19.0 src/utils/fuzzy.ts); 18.x has another search (see opSearch).
+const fuzzyFilter: any = fs.existsSync(path.join(SESSION_SRC, "../utils/fuzzy.ts"))
+	? (await import(path.join(SESSION_SRC, "../utils/fuzzy.ts"))).fuzzyFilter
+	: undefined;
 const { Database } = await import("bun:sqlite");
 const LIB_MAJOR = Number.parseInt(PKG_JSON.version, 10);
 
@@ -121,6 +125,8 @@ const OPERATIONS = [
 	"continue",
 	"resolve",
 	"history",
+	"switch",
+	"search",
 	"compaction",
 	"branch_summary",
 ];
@@ -470,9 +476,30 @@ async function opPersist(dir: string, args: any) {
 // ---------------------------------------------------------------------------------------------
 const TERMINAL_ENV = ["KITTY_WINDOW_ID", "TMUX_PANE", "TERM_SESSION_ID", "WT_SESSION"];
 
+/**
+ * `agent_dir: null`: the default agent directory under <dir>/home. Bun caches os.homedir() (the process's
+ * throwaway HOME), so the adapter joins <dir>/home with the library's own name for it, pi-utils
+ * getConfigAgentDirName() (`${PI_CONFIG_DIR || ".omp"}/agent`), read with the case's PI_CONFIG_DIR.
+ */
+function defaultAgentDir(dir: string, env: Record<string, unknown> | undefined): string {
+	const saved = process.env.PI_CONFIG_DIR;
+	const configDir = env?.PI_CONFIG_DIR;
+	if (typeof configDir === "string") process.env.PI_CONFIG_DIR = configDir;
+	else delete process.env.PI_CONFIG_DIR;
+	try {
+		return path.join(dir, "home", utils.getConfigAgentDirName());
+	} finally {
+		if (saved === undefined) delete process.env.PI_CONFIG_DIR;
+		else process.env.PI_CONFIG_DIR = saved;
+	}
+}
+
 /** Point the library at <dir>/<agent_dir> (pi-utils setAgentDir also sets PI_CODING_AGENT_DIR). */
 function enterStore(dir: string, args: any) {
-	const agentDir = path.join(dir, typeof args.agent_dir === "string" ? args.agent_dir : "agent");
+	const agentDir =
+		args.agent_dir === null
+			? defaultAgentDir(dir, args.env)
+			: path.join(dir, typeof args.agent_dir === "string" ? args.agent_dir : "agent");
 	utils.setAgentDir(agentDir);
 	const cwd: string = typeof args.cwd === "string" ? args.cwd : "/";
 	const sessionDir: string | undefined = typeof args.session_dir === "string" ? path.join(dir, args.session_dir) : undefined;
@@ -485,6 +512,13 @@ function enterStore(dir: string, args: any) {
  * made meanwhile are collected and awaited: 13.19.0 writes breadcrumbs fire-and-forget
  * (`Bun.write(...).catch(() => {})`), and the response must not go out before they land.
  */
+let terminalWrites: Promise<unknown>[] = [];
+
+/** Wait for the breadcrumb writes made so far inside withTerminal (one write at a time to a breadcrumb). */
+async function settleTerminalWrites(): Promise<void> {
+	await Promise.allSettled(terminalWrites);
+}
+
 async function withTerminal<T>(env: Record<string, unknown> | undefined, fn: () => Promise<T>): Promise<T> {
 	const saved = new Map<string, string | undefined>();
 	for (const key of TERMINAL_ENV) {
@@ -497,6 +531,7 @@ async function withTerminal<T>(env: Record<string, unknown> | undefined, fn: () 
 	}
 	const originalWrite = Bun.write;
 	const writes: Promise<unknown>[] = [];
+	terminalWrites = writes;
 	(Bun as any).write = (...a: unknown[]) => {
 		const p = (originalWrite as any)(...a);
 		writes.push(p);
@@ -556,17 +591,43 @@ async function opRecent(dir: string, args: any) {
 	const { cwd, sessionDir } = enterStore(dir, args);
 	const localDir = sessionDir ?? SessionManager.getDefaultSessionDir(cwd);
 	const limit = Number.isInteger(args.limit) ? args.limit : undefined; // undefined: the library's default
-	const sessions: any[] = await getRecentSessions(localDir, limit);
-	// name/fullName are lazy getters on 13.19.0's RecentSessionInfo; mtime is mtimeMs. 18.x's RecentSessionInfo
-	// is {path, name, timeAgo}: no mtime or fullName, so those keys are left out.
-	return {
-		sessions: sessions.map(s => ({
-			path: s.path,
-			mtime: s.mtime === undefined ? undefined : isoTime(s.mtime),
-			name: s.name,
-			fullName: s.fullName,
-		})),
+	// `now`: the clock formatTimeAgo reads (Date.now()), fixed for the call and the lazy getters; dates from
+	// 7 days on are toLocaleDateString() in en-US and UTC (PROTOCOL.md "Session stores").
+	return await withClock(typeof args.now === "string" ? Date.parse(args.now) : undefined, async () => {
+		const sessions: any[] = await getRecentSessions(localDir, limit);
+		// name/fullName are lazy getters on 13.19.0's RecentSessionInfo; mtime is mtimeMs. 18.x's RecentSessionInfo
+		// is {path, name, timeAgo}: no mtime or fullName, so those keys are left out.
+		return {
+			sessions: sessions.map(s => ({
+				path: s.path,
+				mtime: s.mtime === undefined ? undefined : isoTime(s.mtime),
+				name: s.name,
+				fullName: s.fullName,
+				timeAgo: typeof args.now === "string" ? s.timeAgo : undefined,
+			})),
+		};
+	});
+}
+
+/** Run `fn` with Date.now() fixed at `now` (and TZ=UTC, LANG=en-US for toLocaleDateString); unchanged when undefined. */
+async function withClock<T>(now: number | undefined, fn: () => Promise<T>): Promise<T> {
+	if (now === undefined || Number.isNaN(now)) return await fn();
+	const realNow = Date.now;
+	const realToLocaleDateString = Date.prototype.toLocaleDateString;
+	const savedTz = process.env.TZ;
+	Date.now = () => now;
+	process.env.TZ = "UTC";
+	Date.prototype.toLocaleDateString = function (locales?: any, options?: any) {
+		return realToLocaleDateString.call(this, locales ?? "en-US", { timeZone: "UTC", ...(options ?? {}) });
 	};
+	try {
+		return await fn();
+	} finally {
+		Date.now = realNow;
+		Date.prototype.toLocaleDateString = realToLocaleDateString;
+		if (savedTz === undefined) delete process.env.TZ;
+		else process.env.TZ = savedTz;
+	}
 }
 
 /** Every regular file under `root`, to tell an opened session file from a new one. */
@@ -590,7 +651,14 @@ function filesUnder(root: string): Set<string> {
 	return out;
 }
 
+/**
+ * A request naming a TTY (`tty`: a path) cannot be served: pi-tui getTerminalId() reads the TTY from
+ * process.stdin.isTTY and /proc/self/fd/0, and the adapter's stdin is the runner's pipe.
+ */
+const STORE_UNSUPPORTED = Symbol("unsupported");
+
 async function opContinue(dir: string, args: any) {
+	if (typeof args.tty === "string") return STORE_UNSUPPORTED;
 	const { cwd, sessionDir } = enterStore(dir, args);
 	const before = filesUnder(dir);
 	return await withTerminal(args.env, async () => {
@@ -633,7 +701,8 @@ function normalizePathForComparison(value: string): string {
  */
 async function opResolve(dir: string, args: any) {
 	const { cwd, sessionDir } = enterStore(dir, args);
-	const value: string = typeof args.value === "string" ? args.value : "";
+	if (typeof args.value !== "string") return await resumePicker(cwd, sessionDir);
+	const value: string = args.value;
 	const answer = args.fork === true;
 	if (value.includes("/") || value.includes("\\") || value.endsWith(".jsonl")) {
 		return { match: "path", action: "open", path: value };
@@ -666,6 +735,86 @@ async function opResolve(dir: string, args: any) {
 		}
 	}
 	return { match: match.scope, action: "open", path: session.path };
+}
+
+/**
+ * `--resume` without a value, main.ts replicated: 13.19.0 (src/main.ts lines 661-670, seed 001) lists
+ * SessionManager.list(cwd, sessionDir) and prints `No sessions found` (exit 0) when it is empty, else opens
+ * the picker on it; 18.x looks at listAll() too before giving up (omp O4), and preloads it.
+ */
+async function resumePicker(cwd: string, sessionDir: string | undefined) {
+	const sessions: any[] = await SessionManager.list(cwd, sessionDir);
+	let empty = sessions.length === 0;
+	if (empty && LIB_MAJOR >= 18) empty = (await SessionManager.listAll()).length === 0;
+	if (empty) return { match: "none", action: "stop", message: "No sessions found", error: false };
+	return { match: "picker", action: "pick", sessions: sessions.map(s => s.path) };
+}
+
+/**
+ * `switch`: take up a session as `start` says, inside withTerminal so the breadcrumbs the library writes
+ * land before the response:
+ * - open: SessionManager.open(file, sessionDir); create: SessionManager.create(cwd, sessionDir);
+ *   fork: SessionManager.forkFrom(file, cwd, sessionDir);
+ * - switch: AgentSession.switchSession's session-manager part: the running session of this cwd
+ *   (SessionManager.create), then setSessionFile(file). Step 14 is AgentSession's: 13.19.0 sets the level
+ *   on the agent and appends no thinking_level_change (src/session/agent-session.ts lines 5641-5654), nor
+ *   does 18.x (restoreThinkingLevel), so `thinkingLevelAppended` is false: an AgentSession needs a model
+ *   registry and an agent, which the adapter does not build.
+ */
+async function opSwitch(dir: string, args: any) {
+	if (typeof args.tty === "string") return STORE_UNSUPPORTED;
+	const { cwd, sessionDir } = enterStore(dir, args);
+	const file = typeof args.file === "string" ? path.join(dir, args.file) : undefined;
+	const needFile = () => {
+		if (file === undefined) throw new Error(`switch: start ${args.start} needs a file`);
+		return file;
+	};
+	return await withTerminal(args.env, async () => {
+		let sm: any;
+		switch (args.start) {
+			case "open":
+				sm = await SessionManager.open(needFile(), sessionDir);
+				break;
+			case "create":
+				sm = SessionManager.create(cwd, sessionDir);
+				break;
+			case "fork":
+				sm = await SessionManager.forkFrom(needFile(), cwd, sessionDir);
+				break;
+			case "switch":
+				sm = SessionManager.create(cwd, sessionDir);
+				await settleTerminalWrites(); // the running session's breadcrumb lands first
+				await sm.setSessionFile(needFile());
+				break;
+			default:
+				throw new Error(`switch: unknown start ${JSON.stringify(args.start)}`);
+		}
+		try {
+			await sm.flush?.();
+		} catch (err) {
+			logError("switch: flush() failed", err);
+		}
+		return { file: sm.getSessionFile() ?? null, thinkingLevelAppended: false };
+	});
+}
+
+/**
+ * `search`: the picker's filter, src/modes/components/session-selector.ts #filterSessions (13.19.0 lines
+ * 52-63) over SessionManager.list(cwd, sessionDir), with the library's own fuzzyFilter (src/utils/fuzzy.ts).
+ */
+async function opSearch(dir: string, args: any) {
+	// 18.x's SessionSelector ranks exact title matches, then partial ones, then a history full-text search
+	// (src/modes/components/session-selector.ts lines 150-250), inside the TUI component: not served.
+	if (fuzzyFilter === undefined || LIB_MAJOR >= 18) return STORE_UNSUPPORTED;
+	const { cwd, sessionDir } = enterStore(dir, args);
+	const sessions: any[] = await SessionManager.list(cwd, sessionDir);
+	const query = typeof args.query === "string" ? args.query : "";
+	const kept: any[] = fuzzyFilter(sessions, query, (session: any) =>
+		[session.id, session.title ?? "", session.cwd ?? "", session.firstMessage ?? "", session.allMessagesText, session.path]
+			.filter(Boolean)
+			.join(" "),
+	);
+	return { sessions: kept.map(s => s.path) };
 }
 
 /**
@@ -909,6 +1058,8 @@ const HANDLERS: Record<string, (dir: string, args: any) => Promise<unknown>> = {
 	continue: opContinue,
 	resolve: opResolve,
 	history: opHistory,
+	switch: opSwitch,
+	search: opSearch,
 	load: opLoad,
 	context: opContext,
 	tree: opTree,
@@ -926,6 +1077,7 @@ async function handleRequest(req: any): Promise<Record<string, unknown>> {
 	try {
 		enterCaseDir(req.dir);
 		const ok = await handler(req.dir, req.args ?? {});
+		if (ok === STORE_UNSUPPORTED) return { ...base, unsupported: true };
 		return { ...base, ok };
 	} catch (err) {
 		logError(`case ${req?.case} (${req?.op}) failed`, err);

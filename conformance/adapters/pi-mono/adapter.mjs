@@ -30,7 +30,7 @@ const PROFILE = "pi";
 // `branch_summary`) is left out for pi 1.x: it rebuilt planning (session
 // projections, a `streamFn` parameter, summaries sized by the model's output
 // limit) and the planning code below is pi-mono's (../pi-1.5/README.md "Not yet ported").
-const OPERATIONS = ["load", "context", "tree", "apply", "persist", "list", "continue", "resolve"];
+const OPERATIONS = ["load", "context", "tree", "apply", "persist", "list", "continue", "resolve", "switch"];
 if (!PI_1) OPERATIONS.push("compaction", "branch_summary");
 
 // ---------------------------------------------------------------------------
@@ -373,9 +373,17 @@ function opPersist(L, args, env) {
 // Point the library at <dir>/<agent_dir>: config.js getAgentDir() reads
 // PI_CODING_AGENT_DIR on every call, so SessionManager.list (via
 // getDefaultSessionDir), listAll (getSessionsDir) and continueRecent use it.
+// `agent_dir: null`: the library's own default, ~/.pi/agent under HOME = <dir>/home
+// (config.js getAgentDir() without PI_CODING_AGENT_DIR).
 function enterStore(dir, args) {
-	const agentDir = join(dir, typeof args.agent_dir === "string" ? args.agent_dir : "agent");
-	process.env.PI_CODING_AGENT_DIR = agentDir;
+	let agentDir;
+	if (args.agent_dir === null) {
+		delete process.env.PI_CODING_AGENT_DIR;
+		agentDir = join(dir, "home", ".pi", "agent");
+	} else {
+		agentDir = join(dir, typeof args.agent_dir === "string" ? args.agent_dir : "agent");
+		process.env.PI_CODING_AGENT_DIR = agentDir;
+	}
 	const cwd = typeof args.cwd === "string" ? args.cwd : "/";
 	const sessionDir = typeof args.session_dir === "string" ? join(dir, args.session_dir) : undefined;
 	return { agentDir, cwd, sessionDir };
@@ -487,7 +495,13 @@ function resolveSessionPath(...args) {
 // The adapter reports the decision; on a yes to the fork question it forks, as the CLI does.
 async function opResolve(L, args, _env, dir) {
 	const { cwd, sessionDir } = enterStore(dir, args);
-	const value = typeof args.value === "string" ? args.value : "";
+	if (typeof args.value !== "string") {
+		// `--resume` without a value, dist/main.js (0.73.1 lines 200-208): selectSession opens the picker
+		// on SessionManager.list(cwd, sessionDir) whether or not it is empty (listAll is its other tab).
+		const sessions = await L.SessionManager.list(cwd, sessionDir);
+		return { match: "picker", action: "pick", sessions: sessions.map((s) => s.path) };
+	}
+	const value = args.value;
 	const resolved = await resolveSessionPath(L.SessionManager, value, cwd, sessionDir);
 	switch (resolved.type) {
 		case "path":
@@ -502,6 +516,50 @@ async function opResolve(L, args, _env, dir) {
 		default:
 			return { match: "none", action: "stop", message: `No session found matching '${resolved.arg}'`, error: true };
 	}
+}
+
+// `switch` (PROTOCOL.md "Session stores"). pi-mono writes no terminal breadcrumbs.
+// - open: SessionManager.open(file, sessionDir); create: SessionManager.create(cwd, sessionDir);
+//   fork: SessionManager.forkFrom(file, cwd, sessionDir);
+// - switch: AgentSessionRuntime.switchSession opens SessionManager.open(file) (0.73.1
+//   dist/core/agent-session-runtime.js line 130) and builds the session with createAgentSession,
+//   whose thinking-level step is replicated here (dist/core/sdk.js lines 99-102, 132-150, 248-252:
+//   a session with messages and no thinking_level_change on its branch gets one): building the whole
+//   AgentSession needs a model registry. `thinkingLevel` is the level after the settings and the
+//   model's clamp (the case gives it; 0.73.1's default is DEFAULT_THINKING_LEVEL, "medium").
+function opSwitch(L, args, _env, dir) {
+	const { cwd, sessionDir } = enterStore(dir, args);
+	const file = typeof args.file === "string" ? join(dir, args.file) : undefined;
+	const needFile = () => {
+		if (file === undefined) throw new ProtocolError(`switch: start ${args.start} needs a file`);
+		return file;
+	};
+	let sm;
+	let appended = false;
+	switch (args.start) {
+		case "open":
+			sm = L.SessionManager.open(needFile(), sessionDir);
+			break;
+		case "create":
+			sm = L.SessionManager.create(cwd, sessionDir);
+			break;
+		case "fork":
+			sm = L.SessionManager.forkFrom(needFile(), cwd, sessionDir);
+			break;
+		case "switch": {
+			sm = L.SessionManager.open(needFile());
+			const hasMessages = sm.buildSessionContext().messages.length > 0;
+			const hasThinkingEntry = sm.getBranch().some((entry) => entry.type === "thinking_level_change");
+			if (hasMessages && !hasThinkingEntry) {
+				sm.appendThinkingLevelChange(typeof args.thinkingLevel === "string" ? args.thinkingLevel : "medium");
+				appended = true;
+			}
+			break;
+		}
+		default:
+			throw new ProtocolError(`switch: unknown start ${JSON.stringify(args.start)}`);
+	}
+	return { file: sm.getSessionFile() ?? null, thinkingLevelAppended: appended };
 }
 
 // ---------------------------------------------------------------------------
@@ -665,6 +723,7 @@ const OPS = {
 	list: opList,
 	continue: opContinue,
 	resolve: opResolve,
+	switch: opSwitch,
 	compaction: opCompaction,
 	branch_summary: opBranchSummary,
 };

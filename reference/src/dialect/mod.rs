@@ -106,6 +106,15 @@ pub struct Dialect {
     pub not_found: fn(&str) -> String,
     /// What a refused fork prints, and whether it is an error: `(value, cwd)`.
     pub refused_fork: fn(&str, &str) -> (String, bool),
+    /// `--resume` without a value stops with `No sessions found` on an empty list (omp);
+    /// else the picker opens, empty or not (pi).
+    pub picker_stops_when_empty: bool,
+    /// The settings' default thinking level (`defaultThinkingLevel`) a session switch
+    /// records when the branch has none (001 step 14).
+    pub default_thinking_level: &'static str,
+    /// A switch records the thinking level only when the session has messages (pi-mono's
+    /// `createAgentSession`); else whenever the branch has no `thinking_level_change` (omp, 001).
+    pub thinking_level_needs_messages: bool,
 }
 
 /// What a fork's header names as its parent.

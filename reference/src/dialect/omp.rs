@@ -72,6 +72,9 @@ pub static OMP: Dialect = Dialect {
             true,
         )
     },
+    picker_stops_when_empty: true,
+    default_thinking_level: "high",
+    thinking_level_needs_messages: false,
 };
 
 /// 16 lowercase hex digits (omp 13.19.0's `Snowflake`-free session ids).

@@ -86,6 +86,9 @@ pub static OPERATOR: Dialect = Dialect {
     uses_breadcrumbs: false,
     not_found: |value| format!("No session found matching '{value}'"),
     refused_fork: |_, _| ("Aborted.".to_owned(), false),
+    picker_stops_when_empty: false,
+    default_thinking_level: "medium",
+    thinking_level_needs_messages: true,
 };
 
 /// 003 step 1: over `entries` (all of them, in file order), the newest

@@ -55,6 +55,9 @@ pub static PI: Dialect = Dialect {
     uses_breadcrumbs: false,
     not_found: |value| format!("No session found matching '{value}'"),
     refused_fork: |_, _| ("Aborted.".to_owned(), false),
+    picker_stops_when_empty: false,
+    default_thinking_level: "medium",
+    thinking_level_needs_messages: true,
 };
 
 /// `thinkingLevel` (the last change's, verbatim; `"off"` when there is none) and
