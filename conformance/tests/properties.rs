@@ -18,11 +18,9 @@ use session_reference::storage::MemoryStorage;
 use session_reference::tree::Tree;
 
 fn options(profile: Profile, files: &[(&str, &str)]) -> Options {
-    let mut storage = MemoryStorage::default();
+    let storage = MemoryStorage::default();
     for (path, text) in files {
-        storage
-            .files
-            .insert(Path::new(path).to_owned(), text.as_bytes().to_vec());
+        storage.insert(Path::new(path), text.as_bytes());
     }
     Options {
         profile,

@@ -94,7 +94,7 @@ impl SessionManager {
             if report.diagnostics.iter().any(|d| loses_data(d.kind)) {
                 let keep = sibling(path, "pre-migration", sm.clock.now_ms());
                 sm.storage
-                    .write_atomic(&keep, parsed.bytes())
+                    .write_text(&keep, parsed.bytes())
                     .map_err(|e| sm.latch(&e))?;
                 report.preserved = Some(keep);
             }
@@ -164,6 +164,7 @@ impl SessionManager {
             has_assistant: false,
             pending_blobs: Vec::new(),
             persist_error: None,
+            writer: None,
             report: LoadReport::default(),
         };
         sm.header = sm.make_header(None);

@@ -108,6 +108,7 @@ impl SessionManager {
         if let Some(old) = self.file.clone() {
             let new = session_dir.join(old.file_name().unwrap_or_default());
             had_file = self.storage.exists(&old);
+            self.close_writer();
             if had_file {
                 self.storage
                     .rename(&old, &new)
@@ -144,7 +145,7 @@ impl SessionManager {
             if let Some(bytes) = self.storage.read(&path).ok().flatten() {
                 let keep = super::open::sibling(&path, "pre-rewrite", self.clock.now_ms());
                 self.storage
-                    .write_atomic(&keep, &bytes)
+                    .write_text(&keep, &bytes)
                     .map_err(|e| self.latch(&e))?;
                 self.report.preserved = Some(keep);
             }

@@ -9,11 +9,9 @@ const NOW: i64 = 1_764_000_000_000;
 
 /// Options over a shared in-memory filesystem snapshot.
 fn options(profile: Profile, files: &[(&str, &str)]) -> Options {
-    let mut storage = MemoryStorage::default();
+    let storage = MemoryStorage::default();
     for (path, text) in files {
-        storage
-            .files
-            .insert(PathBuf::from(path), text.as_bytes().to_vec());
+        storage.insert(PathBuf::from(path), text.as_bytes());
     }
     Options {
         profile,
@@ -209,9 +207,7 @@ fn write_errors_are_latched() {
         let mut opts = options(profile, &[]);
         let mut storage = MemoryStorage::default();
         if let Some(text) = opened {
-            storage
-                .files
-                .insert("/f.jsonl".into(), text.as_bytes().to_vec());
+            storage.insert("/f.jsonl", text.as_bytes());
         }
         storage.fail_writes = Some("disk full".into());
         opts.storage = Box::new(storage);
@@ -446,10 +442,9 @@ fn an_in_memory_session_never_writes_a_file() {
     for profile in Profile::ALL {
         let mut opts = options(profile, &[]);
         // Any write would fail, and latch the error every later append returns.
-        opts.storage = Box::new(MemoryStorage {
-            fail_writes: Some("an in-memory session wrote".into()),
-            ..MemoryStorage::default()
-        });
+        let mut storage = MemoryStorage::default();
+        storage.fail_writes = Some("an in-memory session wrote".into());
+        opts.storage = Box::new(storage);
         let mut sm = SessionManager::in_memory(opts);
         let u1 = sm.append_message(user("u1")).unwrap();
         sm.append_message(assistant("a1")).unwrap();
