@@ -143,6 +143,16 @@ class Unsupported extends Error {
 	}
 }
 
+/** An error whose protocol kind is known already (a `persist` whose write failed). */
+class KindedError extends Error {
+	constructor(
+		readonly kind: ErrorKind,
+		message: string,
+	) {
+		super(message);
+	}
+}
+
 const PERSISTENCE_ERROR_NAMES = new Set(["SessionWriteConflictError", "SessionPersistenceIndeterminateError"]);
 
 function errorKind(err: unknown, phase: Phase): ErrorKind {
@@ -161,6 +171,7 @@ function errorKind(err: unknown, phase: Phase): ErrorKind {
 
 function errorObject(err: unknown, phase: Phase): { kind: ErrorKind; message: string } {
 	if (err instanceof Unsupported) return { kind: "exception", message: "unsupported call" };
+	if (err instanceof KindedError) return { kind: err.kind, message: err.message };
 	const e = err as any;
 	const name = typeof e?.name === "string" ? e.name : "Error";
 	const message = e instanceof Error ? `${name}: ${e.message}` : String(e);
@@ -467,7 +478,10 @@ async function opPersist(dir: string, args: any) {
 		{ call: "appendMessage", message: { role: "user", content: "go", timestamp: 1 } },
 		{ call: "appendMessage", message: args.message },
 	]);
-	await finish(sm);
+	const flushError = await finish(sm);
+	// PROTOCOL.md `persist`: a call or write that fails fails the operation, with its kind.
+	const failed = (results.find(r => typeof r === "object" && r !== null && "error" in r) as any)?.error ?? flushError;
+	if (failed) throw new KindedError(failed.kind, failed.message);
 	return { results };
 }
 

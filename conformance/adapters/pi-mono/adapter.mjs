@@ -125,6 +125,13 @@ function restoreDefaultSignals() {
 // Errors
 // ---------------------------------------------------------------------------
 class ProtocolError extends Error {}
+/** An error whose protocol kind is known already (a `persist` whose write failed). */
+class KindedError extends Error {
+	constructor(kind, message) {
+		super(message);
+		this.kind = kind;
+	}
+}
 
 // `phase` is "step" for an apply step, else "other". A step's filesystem error (an errno
 // `code` and a `syscall`) is a write failing: pi-mono writes with appendFileSync inside the
@@ -138,6 +145,7 @@ function errorKind(err, phase = "other") {
 	return "exception";
 }
 function errorObject(err, phase = "other") {
+	if (err instanceof KindedError) return { kind: err.kind, message: err.message };
 	const message = err && typeof err.message === "string" ? err.message : String(err);
 	const name = err && typeof err.name === "string" ? err.name : "Error";
 	return { kind: errorKind(err, phase), message: name && name !== "Error" ? `${name}: ${message}` : message };
@@ -361,9 +369,16 @@ async function opApply(L, args, env) {
 
 function opPersist(L, args, env) {
 	const sm = L.SessionManager.create("/proj", env.sessionDir);
-	const first = sm.appendMessage({ role: "user", content: "go", timestamp: 1 });
-	const second = sm.appendMessage(args.message);
-	return { results: [first, second] };
+	try {
+		const first = sm.appendMessage({ role: "user", content: "go", timestamp: 1 });
+		const second = sm.appendMessage(args.message);
+		return { results: [first, second] };
+	} catch (err) {
+		// PROTOCOL.md `persist`: a call or write that fails fails the operation, with its kind
+		// (appendFileSync throws inside appendMessage: a step's error).
+		const { kind, message } = errorObject(err, "step");
+		throw new KindedError(kind, message);
+	}
 }
 
 // ---------------------------------------------------------------------------
