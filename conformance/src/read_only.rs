@@ -36,9 +36,9 @@ impl Storage for ReadOnlyStorage {
     }
 
     /// The files on disk and the overlay's, together.
-    fn list_files(&self, dir: &Path, suffix: &str) -> io::Result<Vec<PathBuf>> {
-        let mut files = FileStorage.list_files(dir, suffix)?;
-        files.extend(self.overlay.list_files(dir, suffix)?);
+    fn list_files(&self, dir: &Path, pattern: &str) -> io::Result<Vec<PathBuf>> {
+        let mut files = FileStorage.list_files(dir, pattern)?;
+        files.extend(self.overlay.list_files(dir, pattern)?);
         files.sort();
         files.dedup();
         Ok(files)

@@ -46,9 +46,11 @@ pub trait Storage {
     fn write_text(&mut self, path: &Path, bytes: &[u8]) -> io::Result<()>;
     /// Size and modification time of a regular file; `Ok(None)` when it does not exist (`statSync`).
     fn stat(&self, path: &Path) -> io::Result<Option<Stat>>;
-    /// The regular files directly in `dir` whose names end with `suffix`, sorted;
-    /// empty when `dir` does not exist (`listFilesSync(dir, "*.jsonl")`).
-    fn list_files(&self, dir: &Path, suffix: &str) -> io::Result<Vec<PathBuf>>;
+    /// The regular files matching `pattern` under `dir`, sorted; empty when `dir` does
+    /// not exist (`listFilesSync(dir, pattern)`). The listings use two patterns:
+    /// `*.jsonl` (the files directly in `dir`) and `*/*.jsonl` (those one folder down,
+    /// `listAll`); a folder reached through a link is not entered.
+    fn list_files(&self, dir: &Path, pattern: &str) -> io::Result<Vec<PathBuf>>;
     /// Reads a whole file; `Ok(None)` when it does not exist (`readText`).
     fn read(&self, path: &Path) -> io::Result<Option<Vec<u8>>>;
     /// Reads at most `max` bytes from the start of a file (`readTextPrefix`).
@@ -101,6 +103,25 @@ impl Latch {
 /// The real filesystem.
 #[derive(Debug, Default)]
 pub struct FileStorage;
+
+/// A [`Storage::list_files`] pattern (`*SUFFIX` or `*/*SUFFIX`): whether it goes one
+/// folder down, and the file-name suffix it asks for.
+fn pattern_parts(pattern: &str) -> (bool, &str) {
+    let (folders, name) = match pattern.strip_prefix("*/") {
+        Some(name) => (true, name),
+        None => (false, pattern),
+    };
+    (folders, name.strip_prefix('*').unwrap_or(name))
+}
+
+/// The entries of `dir`; none when it does not exist.
+fn read_dir_or_empty(dir: &Path) -> io::Result<Vec<fs::DirEntry>> {
+    match fs::read_dir(dir) {
+        Ok(items) => Ok(items.flatten().collect()),
+        Err(e) if e.kind() == io::ErrorKind::NotFound => Ok(Vec::new()),
+        Err(e) => Err(e),
+    }
+}
 
 /// A [`Writer`] over an open file.
 #[derive(Debug)]
@@ -238,10 +259,10 @@ impl Storage for FileStorage {
     fn stat(&self, path: &Path) -> io::Result<Option<Stat>> {
         match fs::metadata(path) {
             Ok(meta) if meta.is_file() => {
-                let mtime_ms = meta
-                    .modified()?
-                    .duration_since(std::time::UNIX_EPOCH)
-                    .map_or(0, |d| i64::try_from(d.as_millis()).unwrap_or(i64::MAX));
+                let mtime_ms = match meta.modified()?.duration_since(std::time::UNIX_EPOCH) {
+                    Ok(d) => i64::try_from(d.as_millis()).unwrap_or(i64::MAX),
+                    Err(e) => -i64::try_from(e.duration().as_millis()).unwrap_or(i64::MAX),
+                };
                 Ok(Some(Stat {
                     size: meta.len(),
                     mtime_ms,
@@ -256,20 +277,30 @@ impl Storage for FileStorage {
         }
     }
 
-    /// Entries that are links are followed only to regular files; folders are never entered.
-    fn list_files(&self, dir: &Path, suffix: &str) -> io::Result<Vec<PathBuf>> {
-        let items = match fs::read_dir(dir) {
-            Ok(items) => items,
-            Err(e) if e.kind() == io::ErrorKind::NotFound => return Ok(Vec::new()),
-            Err(e) => return Err(e),
+    fn list_files(&self, dir: &Path, pattern: &str) -> io::Result<Vec<PathBuf>> {
+        let (folders, suffix) = pattern_parts(pattern);
+        let dirs = if folders {
+            let mut dirs: Vec<PathBuf> = read_dir_or_empty(dir)?
+                .into_iter()
+                .filter(|item| item.file_type().is_ok_and(|t| t.is_dir()))
+                .map(|item| item.path())
+                .collect();
+            dirs.sort();
+            dirs
+        } else {
+            vec![dir.to_owned()]
         };
-        let mut files: Vec<PathBuf> = items
-            .flatten()
-            .filter(|item| item.file_name().to_string_lossy().ends_with(suffix))
-            .map(|item| item.path())
-            .filter(|path| fs::metadata(path).is_ok_and(|m| m.is_file()))
-            .collect();
-        files.sort();
+        let mut files = Vec::new();
+        for dir in dirs {
+            let mut found: Vec<PathBuf> = read_dir_or_empty(&dir)?
+                .into_iter()
+                .filter(|item| item.file_name().to_string_lossy().ends_with(suffix))
+                .map(|item| item.path())
+                .filter(|path| fs::metadata(path).is_ok_and(|m| m.is_file()))
+                .collect();
+            found.sort();
+            files.extend(found);
+        }
         Ok(files)
     }
 
@@ -439,12 +470,22 @@ impl Storage for MemoryStorage {
         }))
     }
 
-    fn list_files(&self, dir: &Path, suffix: &str) -> io::Result<Vec<PathBuf>> {
+    fn list_files(&self, dir: &Path, pattern: &str) -> io::Result<Vec<PathBuf>> {
+        let (folders, suffix) = pattern_parts(pattern);
+        let in_dir = |path: &Path| {
+            let parent = path.parent();
+            let parent = if folders {
+                parent.and_then(Path::parent)
+            } else {
+                parent
+            };
+            parent == Some(dir)
+        };
         Ok(self
             .files
             .borrow()
             .keys()
-            .filter(|path| path.parent() == Some(dir))
+            .filter(|path| in_dir(path))
             .filter(|path| {
                 path.file_name()
                     .is_some_and(|n| n.to_string_lossy().ends_with(suffix))
@@ -522,8 +563,10 @@ mod tests {
                     .write_text(&root.join(name), text.as_bytes())
                     .unwrap();
             }
-            let listed = storage.list_files(root, ".jsonl").unwrap();
+            let listed = storage.list_files(root, "*.jsonl").unwrap();
             assert_eq!(listed, vec![root.join("a.jsonl"), root.join("b.jsonl")]);
+            let nested = storage.list_files(root, "*/*.jsonl").unwrap();
+            assert_eq!(nested, vec![root.join("sub/d.jsonl")]);
             assert_eq!(
                 storage.stat(&root.join("b.jsonl")).unwrap().map(|s| s.size),
                 Some(3)
@@ -537,7 +580,7 @@ mod tests {
                 b"b"
             );
             assert!(storage
-                .list_files(&root.join("missing"), ".jsonl")
+                .list_files(&root.join("missing"), "*.jsonl")
                 .unwrap()
                 .is_empty());
             storage.unlink(&root.join("a.jsonl")).unwrap();
