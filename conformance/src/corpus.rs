@@ -31,7 +31,10 @@ pub struct CaseFile {
     pub description: String,
     /// The profiles it applies to.
     pub profiles: Vec<String>,
-    /// The seed document and section it tests, e.g. `000 Versioning and migrations`.
+    /// What the case tests: a seed document (`000`, `001`, `002`, `003` or `004`) and
+    /// its section, e.g. `000 Versioning and migrations`, or a rule of a behaviour
+    /// catalogue (`pi-mono 4.9`, `omp H4`); [`SEED_SOURCES`] lists the first words.
+    #[schemars(regex(pattern = r"^(000|001|002|003|004|pi-mono|omp) "))]
     pub seed: String,
     // The schema's description (schemas/ is generated from this comment): the list is
     // `Operation::ALL`.
@@ -139,6 +142,10 @@ pub struct CorpusError {
     pub kind: CorpusProblem,
 }
 
+/// What a case's `seed` may cite: the five seed documents (`../shared/seeds/README.md`)
+/// and the two behaviour catalogues of the real implementations.
+pub const SEED_SOURCES: [&str; 7] = ["000", "001", "002", "003", "004", "pi-mono", "omp"];
+
 /// What is wrong with a corpus file ([`CorpusError`]).
 #[derive(Debug, Clone, PartialEq, Eq)]
 #[non_exhaustive]
@@ -169,6 +176,8 @@ pub enum CorpusProblem {
     UnknownOp(String),
     /// The case lists no profile.
     NoProfiles,
+    /// A `seed` that names no document or catalogue ([`SEED_SOURCES`]).
+    UnknownSeed(String),
     /// A tag `corpus/README.md` does not list.
     UnknownTag(String),
     /// The tags are not sorted and distinct.
@@ -206,6 +215,10 @@ impl fmt::Display for CorpusProblem {
             CorpusProblem::NotKebab(name) => write!(f, "name {name:?} is not kebab-case"),
             CorpusProblem::UnknownOp(op) => write!(f, "unknown op {op:?}"),
             CorpusProblem::NoProfiles => f.write_str("no profiles"),
+            CorpusProblem::UnknownSeed(seed) => write!(
+                f,
+                "seed {seed:?} names no document: it starts with 000 to 004, pi-mono or omp, then a space"
+            ),
             CorpusProblem::UnknownTag(tag) => {
                 write!(f, "unknown tag {tag:?} (corpus/README.md lists the tags)")
             }
@@ -749,6 +762,12 @@ pub fn check(root: &Path) -> Vec<CorpusError> {
         }
         if case.file.profiles.is_empty() {
             problems.push(at(CorpusProblem::NoProfiles));
+        }
+        if !SEED_SOURCES
+            .iter()
+            .any(|source| case.file.seed.starts_with(&format!("{source} ")))
+        {
+            problems.push(at(CorpusProblem::UnknownSeed(case.file.seed.clone())));
         }
         for tag in &case.file.tags {
             if !TAGS.iter().any(|(known, _)| known == tag) {

@@ -8,7 +8,8 @@ use serde_json::{json, Value};
 use session_reference::context::LeafChoice;
 use session_reference::entries;
 use session_reference::model::Profile;
-use session_reference::session::{Options, SessionError, SessionManager};
+use session_reference::session::{NewSession, Options, SessionError, SessionManager};
+use session_reference::store::Store;
 
 pub use self::call::Call;
 use crate::normalize::object;
@@ -198,24 +199,11 @@ pub fn tree_output(sm: &SessionManager) -> Value {
 }
 
 fn apply(dir: &Path, args: &Value, profile: Profile) -> Result<Value, SessionError> {
-    let mut options = options(dir, profile);
-    // `cwd` is for a new session; `open` takes the header's (or the process's) cwd.
-    let mut sm = if let Some(file) = args["open"].as_str() {
-        SessionManager::open(&inside(dir, file)?, options)?
-    } else if let Some(source) = args["fork_from"].as_str() {
-        // 003 `SessionManager.fork_from(source, target_cwd)`.
-        let cwd = args["target_cwd"].as_str().unwrap_or("/proj").to_owned();
-        SessionManager::fork_from(&inside(dir, source)?, &cwd, options)?
-    } else {
-        if let Some(cwd) = args["cwd"].as_str() {
-            cwd.clone_into(&mut options.cwd);
-        }
-        SessionManager::create(options)
-    };
+    let mut sm = start(dir, args, profile)?;
     let mut results: Vec<Value> = Vec::new();
     for step in args["steps"].as_array().into_iter().flatten() {
         let step = substitute(step, &results);
-        let result = run_step(&mut sm, &step, profile).unwrap_or_else(
+        let result = run_step(&mut sm, &step, profile, dir).unwrap_or_else(
             |e| json!({"error": {"kind": error_kind(&e), "message": e.to_string()}}),
         );
         results.push(result);
@@ -226,6 +214,28 @@ fn apply(dir: &Path, args: &Value, profile: Profile) -> Result<Value, SessionErr
         output["flushError"] = json!({"kind": error_kind(&e), "message": e.to_string()});
     }
     Ok(output)
+}
+
+/// The session an `apply` runs on: `SessionManager.inMemory(cwd)` for `inMemory: true`,
+/// `open` of a file, 003's `fork_from` (`forkFrom` in every profile), or a new one.
+fn start(dir: &Path, args: &Value, profile: Profile) -> Result<SessionManager, SessionError> {
+    let mut options = options(dir, profile);
+    if let Some(file) = args["open"].as_str() {
+        // `open` takes the header's (or the process's) cwd.
+        return SessionManager::open(&inside(dir, file)?, options);
+    }
+    if let Some(source) = args["fork_from"].as_str() {
+        let cwd = args["target_cwd"].as_str().unwrap_or("/proj").to_owned();
+        return SessionManager::fork_from(&inside(dir, source)?, &cwd, options);
+    }
+    if let Some(cwd) = args["cwd"].as_str() {
+        cwd.clone_into(&mut options.cwd);
+    }
+    Ok(if args["inMemory"] == true {
+        SessionManager::in_memory(options)
+    } else {
+        SessionManager::create(options)
+    })
 }
 
 /// `persist`: a user message, then `message` (moved: it may carry 500,000-character strings).
@@ -262,10 +272,14 @@ pub fn substitute(value: &Value, results: &[Value]) -> Value {
 }
 
 /// Runs one `apply` step (PROTOCOL.md's call table) on a session; returns the call's value.
+///
+/// `dir` is the case directory: `moveTo` moves the session into the project folder of
+/// the store at `<dir>/home/.omp/agent`, where the omp adapter points the library.
 pub fn run_step(
     sm: &mut SessionManager,
     step: &Value,
     profile: Profile,
+    dir: &Path,
 ) -> Result<Value, SessionError> {
     // The operator dialect's calls are 003's snake_case names (PROTOCOL.md).
     let camel;
@@ -382,12 +396,36 @@ pub fn run_step(
                 .get("leafId")
                 .and_then(Value::as_str)
                 .map(str::to_owned);
-            sm.create_branched_session(leaf.as_deref())
-                .map(|p| p.map(|p| p.to_string_lossy().into_owned()).into())
+            sm.create_branched_session(leaf.as_deref()).map(path_value)
         }
         (Some(Call::Flush), _) => sm.flush().map(|()| Value::Null),
+        (Some(Call::NewSession), _) => {
+            let options = NewSession {
+                id: (profile == Profile::Pi).then(|| step["id"].as_str().map(str::to_owned)).flatten(),
+                parent_session: step["parentSession"].as_str().map(str::to_owned),
+            };
+            Ok(path_value(sm.new_session(options)))
+        }
+        (Some(Call::Fork), Profile::Omp) => Ok(sm.fork()?.map_or(Value::Null, |(old, new)| {
+            json!({"oldSessionFile": path_value(Some(old)), "newSessionFile": path_value(Some(new))})
+        })),
+        (Some(Call::SetSessionName), Profile::Omp) => {
+            sm.set_session_name(&str_arg("name")).map(|()| Value::Null)
+        }
+        (Some(Call::RewriteEntries), Profile::Omp) => sm.rewrite_entries().map(|()| Value::Null),
+        (Some(Call::MoveTo), Profile::Omp) => {
+            let cwd = str_arg("cwd");
+            let store = Store::new(dir.join("home/.omp/agent"));
+            sm.move_to(&cwd, store.session_dir(&cwd))
+                .map(|()| Value::Null)
+        }
         (call, _) => query(sm, call, step),
     }
+}
+
+/// A file a call returns, as a JSON string (`null` for none).
+fn path_value(path: Option<PathBuf>) -> Value {
+    path.map(|p| p.to_string_lossy().into_owned()).into()
 }
 
 /// The calls of 002 that read instead of write (PROTOCOL.md "Queries"): what the
@@ -493,16 +531,7 @@ pub fn execute_acked(request: &Request, ack: &mut dyn FnMut(&Value)) -> Option<R
     };
     let dir = PathBuf::from(&request.dir);
     let args = request.args.value();
-    let mut options = options(&dir, profile);
-    let opened = if let Some(file) = args["open"].as_str() {
-        inside(&dir, file).and_then(|path| SessionManager::open(&path, options))
-    } else {
-        if let Some(cwd) = args["cwd"].as_str() {
-            cwd.clone_into(&mut options.cwd);
-        }
-        Ok(SessionManager::create(options))
-    };
-    let mut sm = match opened {
+    let mut sm = match start(&dir, args, profile) {
         Ok(sm) => sm,
         Err(e) => return Some(Response::error(case, error_kind(&e), e.to_string())),
     };
@@ -519,7 +548,7 @@ pub fn execute_acked(request: &Request, ack: &mut dyn FnMut(&Value)) -> Option<R
     let mut results: Vec<Value> = Vec::new();
     for (n, step) in args["steps"].as_array().into_iter().flatten().enumerate() {
         let step = substitute(step, &results);
-        let result = run_step(&mut sm, &step, profile).unwrap_or_else(
+        let result = run_step(&mut sm, &step, profile, &dir).unwrap_or_else(
             |e| json!({"error": {"kind": error_kind(&e), "message": e.to_string()}}),
         );
         let mut line = json!({"type": "ack", "case": case, "step": n, "result": result, "durable": durable(&sm)});

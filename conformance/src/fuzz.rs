@@ -226,7 +226,7 @@ fn session_file(steps: &[Value], profile: Profile) -> (String, Vec<String>) {
     let mut results: Vec<Value> = Vec::new();
     for step in steps {
         let step = substitute(step, &results);
-        results.push(run_step(&mut sm, &step, profile).unwrap_or(Value::Null));
+        results.push(run_step(&mut sm, &step, profile, Path::new("/")).unwrap_or(Value::Null));
     }
     let mut text = format!("{}\n", sm.header().raw.get());
     for entry in sm.entries() {

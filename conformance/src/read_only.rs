@@ -3,9 +3,9 @@
 //! migrate, recover or rename them; here those writes stay in memory.
 
 use std::io;
-use std::path::Path;
+use std::path::{Path, PathBuf};
 
-use session_reference::storage::{read_regular, FileStorage, MemoryStorage, Storage};
+use session_reference::storage::{read_regular, FileStorage, MemoryStorage, Stat, Storage, Writer};
 
 /// Reads from the real filesystem and keeps every write in memory: for inspecting a
 /// file with the session manager without changing anything on disk.
@@ -16,6 +16,34 @@ pub struct ReadOnlyStorage {
 }
 
 impl Storage for ReadOnlyStorage {
+    fn ensure_dir(&mut self, _dir: &Path) -> io::Result<()> {
+        Ok(())
+    }
+
+    fn exists(&self, path: &Path) -> bool {
+        self.overlay.exists(path) || path.exists()
+    }
+
+    fn write_text(&mut self, path: &Path, bytes: &[u8]) -> io::Result<()> {
+        self.overlay.write_text(path, bytes)
+    }
+
+    fn stat(&self, path: &Path) -> io::Result<Option<Stat>> {
+        match self.overlay.stat(path)? {
+            Some(stat) => Ok(Some(stat)),
+            None => FileStorage.stat(path),
+        }
+    }
+
+    /// The files on disk and the overlay's, together.
+    fn list_files(&self, dir: &Path, pattern: &str) -> io::Result<Vec<PathBuf>> {
+        let mut files = FileStorage.list_files(dir, pattern)?;
+        files.extend(self.overlay.list_files(dir, pattern)?);
+        files.sort();
+        files.dedup();
+        Ok(files)
+    }
+
     /// The overlay's copy, else the file on disk (nothing on disk is removed).
     fn read(&self, path: &Path) -> io::Result<Option<Vec<u8>>> {
         match self.overlay.read(path)? {
@@ -24,39 +52,42 @@ impl Storage for ReadOnlyStorage {
         }
     }
 
-    fn read_blob(&self, path: &Path) -> io::Result<Option<Vec<u8>>> {
-        match self.overlay.read(path)? {
+    fn read_prefix(&self, path: &Path, max: usize) -> io::Result<Option<Vec<u8>>> {
+        match self.overlay.read_prefix(path, max)? {
             Some(bytes) => Ok(Some(bytes)),
-            None => FileStorage::default().read_blob(path),
+            None => FileStorage.read_prefix(path, max),
         }
-    }
-
-    fn append(&mut self, path: &Path, bytes: &[u8]) -> io::Result<()> {
-        if !self.overlay.exists(path) {
-            let existing = self.read(path)?.unwrap_or_default();
-            self.overlay.files.insert(path.to_owned(), existing);
-        }
-        self.overlay.append(path, bytes)
-    }
-
-    fn sync(&mut self, _path: &Path) -> io::Result<()> {
-        Ok(())
-    }
-
-    fn write_atomic(&mut self, path: &Path, bytes: &[u8]) -> io::Result<()> {
-        self.overlay.write_atomic(path, bytes)
     }
 
     /// Moves the overlay's copy of `from`; a file that is only on disk is not read
     /// (it may be a pipe, read once already): `to` is recorded as empty.
     fn rename(&mut self, from: &Path, to: &Path) -> io::Result<()> {
-        let bytes = self.overlay.files.remove(from).unwrap_or_default();
-        self.overlay.files.insert(to.to_owned(), bytes);
+        let bytes = self.overlay.read(from)?.unwrap_or_default();
+        let _ = self.overlay.unlink(from);
+        self.overlay.insert(to, bytes);
         Ok(())
     }
 
-    fn exists(&self, path: &Path) -> bool {
-        self.overlay.exists(path) || path.exists()
+    /// Forgets the overlay's copy; the file on disk stays.
+    fn unlink(&mut self, path: &Path) -> io::Result<()> {
+        let _ = self.overlay.unlink(path);
+        Ok(())
+    }
+
+    /// A writer into the overlay, which first takes a copy of the file on disk.
+    fn open_writer(&mut self, path: &Path) -> io::Result<Box<dyn Writer>> {
+        if !self.overlay.exists(path) {
+            let existing = self.read(path)?.unwrap_or_default();
+            self.overlay.insert(path, existing);
+        }
+        self.overlay.open_writer(path)
+    }
+
+    fn read_blob(&self, path: &Path) -> io::Result<Option<Vec<u8>>> {
+        match self.overlay.read(path)? {
+            Some(bytes) => Ok(Some(bytes)),
+            None => FileStorage.read_blob(path),
+        }
     }
 }
 

@@ -379,7 +379,8 @@ pub fn strip_extras(response: &mut Value, hello: &Hello) {
     }
 }
 
-/// Error objects are compared by `kind`: drops `message` from every `{"error": {kind, message}}`.
+/// Error objects are compared by `kind`: drops `message` from every `{"error": {kind, message}}`
+/// and from `apply`'s `{"flushError": {kind, message}}`.
 /// Without recursion (a response may be nested 100,000 deep).
 fn strip_error_messages(value: &mut Value) {
     let mut stack = vec![value];
@@ -388,7 +389,10 @@ fn strip_error_messages(value: &mut Value) {
             Value::Object(map) => {
                 for (key, v) in map.iter_mut() {
                     match v {
-                        Value::Object(e) if key == "error" && e.contains_key("kind") => {
+                        Value::Object(e)
+                            if (key == "error" || key == "flushError")
+                                && e.contains_key("kind") =>
+                        {
                             e.shift_remove("message");
                         }
                         v => stack.push(v),
@@ -773,6 +777,24 @@ mod tests {
         assert!(root.join("e/f").is_dir());
         fs::write(root.join("file"), "x").expect("written");
         assert!(Folders::new(root).make(&root.join("file/g")).is_err());
+    }
+
+    #[test]
+    fn error_messages_are_left_out_of_results_and_flush_errors() {
+        let mut response = json!({"ok": {
+            "results": ["a", {"error": {"kind": "persistence", "message": "ENOTDIR"}}],
+            "flushError": {"kind": "persistence", "message": "<dir>/sessions: write failed"},
+            "message": "kept: not an error object"
+        }});
+        strip_error_messages(&mut response);
+        assert_eq!(
+            response,
+            json!({"ok": {
+                "results": ["a", {"error": {"kind": "persistence"}}],
+                "flushError": {"kind": "persistence"},
+                "message": "kept: not an error object"
+            }})
+        );
     }
 
     #[test]

@@ -53,6 +53,7 @@ impl<'a> Walk<'a> {
         let kept = |rel: &str| {
             !rel.starts_with("home")
                 || rel.starts_with("home/.omp/agent/blobs")
+                || rel.starts_with("home/.omp/agent/sessions")
                 || rel == "home/.omp"
                 || rel == "home/.omp/agent"
                 || rel == "home"

@@ -601,9 +601,10 @@ fn an_extra_entry_type_is_declared_once() {
     assert!(results.iter().all(|(_, r)| r.status == Status::Fail));
 }
 
-/// `corpus check` refuses a tag the corpus README does not list, and unsorted tags.
+/// `corpus check` refuses a tag the corpus README does not list, unsorted tags, and a
+/// `seed` that cites no document or catalogue.
 #[test]
-fn corpus_check_refuses_unknown_and_unsorted_tags() {
+fn corpus_check_refuses_unknown_and_unsorted_tags_and_unknown_seeds() {
     let dir = tempfile::tempdir().expect("temp dir");
     let case_dir = dir.path().join("parse/crlf-line-endings");
     let source = corpus_dir().join("parse/crlf-line-endings");
@@ -615,6 +616,7 @@ fn corpus_check_refuses_unknown_and_unsorted_tags() {
         serde_json::from_str(&fs::read_to_string(source.join("case.json")).expect("read"))
             .expect("JSON");
     case["tags"] = serde_json::json!(["torn-line", "legacy-v9", "bad-header"]);
+    case["seed"] = serde_json::json!("005 Loading");
     fs::write(case_dir.join("case.json"), case.to_string()).expect("written");
     let problems: Vec<String> = corpus::check(dir.path())
         .iter()
@@ -628,6 +630,12 @@ fn corpus_check_refuses_unknown_and_unsorted_tags() {
     );
     assert!(
         problems.iter().any(|p| p.contains("not sorted")),
+        "{problems:?}"
+    );
+    assert!(
+        problems
+            .iter()
+            .any(|p| p.contains("seed \"005 Loading\" names no document")),
         "{problems:?}"
     );
 }

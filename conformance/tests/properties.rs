@@ -18,11 +18,9 @@ use session_reference::storage::MemoryStorage;
 use session_reference::tree::Tree;
 
 fn options(profile: Profile, files: &[(&str, &str)]) -> Options {
-    let mut storage = MemoryStorage::default();
+    let storage = MemoryStorage::default();
     for (path, text) in files {
-        storage
-            .files
-            .insert(Path::new(path).to_owned(), text.as_bytes().to_vec());
+        storage.insert(Path::new(path), text.as_bytes());
     }
     Options {
         profile,
@@ -42,7 +40,9 @@ fn session_text(ops: &[Op], profile: Profile) -> String {
     let mut results: Vec<Value> = Vec::new();
     for step in steps(ops, profile) {
         let step = substitute(&step, &results);
-        results.push(run_step(&mut sm, &step, profile).unwrap_or(Value::Null));
+        results.push(
+            run_step(&mut sm, &step, profile, std::path::Path::new("/")).unwrap_or(Value::Null),
+        );
     }
     let mut text = format!("{}\n", sm.header().raw.get());
     for entry in sm.entries() {

@@ -91,11 +91,18 @@ pub fn encode_base64(bytes: &[u8]) -> String {
 }
 
 /// Writes a blob under `dir` unless it is already there (writes are idempotent).
+///
+/// A regular file of that name whose bytes are not the blob's (damaged, or planted) is
+/// replaced: the session is about to hold only the reference, so a blob left wrong would
+/// lose the image (omp 13.19.0 `BlobStore.put` overwrites every time). A link, a folder or
+/// a special file there is an error (nothing is written through a link), which the
+/// session latches.
 pub fn put(storage: &mut dyn Storage, dir: &Path, bytes: &[u8]) -> std::io::Result<BlobRef> {
     let blob = BlobRef::for_bytes(bytes);
     let path = blob.path_in(dir);
-    if !storage.exists(&path) {
-        storage.write_atomic(&path, bytes)?;
+    match storage.read_blob(&path)? {
+        Some(stored) if BlobRef::for_bytes(&stored) == blob => {}
+        _ => storage.write_text(&path, bytes)?,
     }
     Ok(blob)
 }
@@ -129,8 +136,45 @@ mod tests {
         let dir = Path::new("/blobs");
         let blob = put(&mut storage, dir, b"image").expect("put");
         assert_eq!(get(&storage, dir, &blob).as_deref(), Some(&b"image"[..]));
-        storage.files.insert(blob.path_in(dir), b"planted".to_vec());
+        storage.insert(blob.path_in(dir), b"planted".to_vec());
         assert_eq!(get(&storage, dir, &blob), None);
+    }
+
+    #[test]
+    fn put_replaces_a_damaged_blob_and_keeps_a_good_one() {
+        let dir = Path::new("/blobs");
+        let blob = BlobRef::for_bytes(b"image");
+        // (what the store holds under the blob's name, what it holds after put)
+        let cases: [(Option<&[u8]>, &[u8]); 3] = [
+            (None, b"image"),
+            (Some(b"planted"), b"image"),
+            (Some(b"image"), b"image"),
+        ];
+        for (before, after) in cases {
+            let mut storage = MemoryStorage::default();
+            if let Some(bytes) = before {
+                storage.insert(blob.path_in(dir), bytes.to_vec());
+            }
+            assert_eq!(put(&mut storage, dir, b"image").expect("put"), blob);
+            assert_eq!(
+                storage.read(&blob.path_in(dir)).expect("read").as_deref(),
+                Some(after),
+                "{before:?}"
+            );
+        }
+    }
+
+    #[test]
+    fn put_never_writes_through_a_link() {
+        let root = tempfile::tempdir().expect("temp dir");
+        let (dir, outside) = (root.path().join("blobs"), root.path().join("outside"));
+        std::fs::create_dir(&dir).expect("blob dir");
+        std::fs::write(&outside, b"kept").expect("outside");
+        let blob = BlobRef::for_bytes(b"image");
+        std::os::unix::fs::symlink(&outside, blob.path_in(&dir)).expect("link");
+        let mut storage = crate::storage::FileStorage;
+        assert!(put(&mut storage, &dir, b"image").is_err());
+        assert_eq!(std::fs::read(&outside).expect("outside"), b"kept");
     }
 
     #[test]

@@ -10,7 +10,8 @@
 //!   gets `lineCount = content.split("\n").length`.
 //! - An image block (`{"type":"image","data":…}`) in a `content` array whose base64
 //!   is at least [`BLOB_THRESHOLD`] characters is stored in the blob store and
-//!   replaced by its `blob:sha256:` reference; [`resolve_blobs`] undoes that on load.
+//!   replaced by its `blob:sha256:` reference; [`resolve_blobs`] undoes that on load
+//!   in the image blocks of `message` and `custom_message` content (000).
 
 use std::path::Path;
 
@@ -124,7 +125,12 @@ pub(crate) fn utf16_prefix_end(s: &str, units: usize) -> usize {
     s.len()
 }
 
-/// Replaces valid blob references in image blocks of `content` arrays by their base64 data.
+/// Replaces valid blob references by their base64 data in the image blocks 000 names
+/// ("On load, blob refs are resolved back to base64 for message/custom_message image
+/// blocks"; omp 13.19.0 `resolveBlobRefsInEntries`): the items of a `message` entry's
+/// `message.content` and of a `custom_message` entry's `content`; given a context message
+/// (a `role`, no entry `type`), the items of its own `content`. Refs elsewhere (a
+/// `details.content` below a message, a `custom` entry's data) stay refs, as written.
 /// Missing blobs and invalid references are left as they are; invalid ones are returned.
 pub fn resolve_blobs(
     value: &mut Value,
@@ -132,31 +138,50 @@ pub fn resolve_blobs(
     dir: &Path,
     invalid: &mut Vec<String>,
 ) -> bool {
-    match value {
-        Value::Array(items) => items
-            .iter_mut()
-            .fold(false, |c, v| resolve_blobs(v, storage, dir, invalid) | c),
-        Value::Object(map) => {
-            let mut changed = false;
-            let is_image = map.get("type").and_then(Value::as_str) == Some("image");
-            if let (true, Some(Value::String(data))) = (is_image, map.get_mut("data")) {
-                match BlobRef::parse(data) {
-                    Ok(Some(blob)) => {
-                        if let Some(bytes) = blobs::get(storage, dir, &blob) {
-                            *data = blobs::encode_base64(&bytes);
-                            changed = true;
-                        }
-                    }
-                    Ok(None) => {}
-                    Err(bad) => invalid.push(bad.0),
-                }
+    let content = match value.get("type").and_then(Value::as_str) {
+        Some("message") => value.get_mut("message").and_then(|m| m.get_mut("content")),
+        Some("custom_message") => value.get_mut("content"),
+        // A context message: no entry type, a role.
+        None if value.get("role").is_some() => value.get_mut("content"),
+        _ => None,
+    };
+    let Some(Value::Array(blocks)) = content else {
+        return false;
+    };
+    blocks.iter_mut().fold(false, |changed, block| {
+        resolve_block(block, storage, dir, invalid) | changed
+    })
+}
+
+/// Resolves one `{"type":"image","data":"blob:sha256:…"}` block whose blob is in the store.
+fn resolve_block(
+    block: &mut Value,
+    storage: &dyn Storage,
+    dir: &Path,
+    invalid: &mut Vec<String>,
+) -> bool {
+    let Some(block) = block.as_object_mut() else {
+        return false;
+    };
+    if block.get("type").and_then(Value::as_str) != Some("image") {
+        return false;
+    }
+    let Some(Value::String(data)) = block.get_mut("data") else {
+        return false;
+    };
+    match BlobRef::parse(data) {
+        Ok(Some(blob)) => match blobs::get(storage, dir, &blob) {
+            Some(bytes) => {
+                *data = blobs::encode_base64(&bytes);
+                true
             }
-            for v in map.values_mut() {
-                changed |= resolve_blobs(v, storage, dir, invalid);
-            }
-            changed
+            None => false,
+        },
+        Ok(None) => false,
+        Err(bad) => {
+            invalid.push(bad.0);
+            false
         }
-        _ => false,
     }
 }
 
@@ -249,7 +274,7 @@ mod tests {
     }
 
     #[test]
-    fn blobs_resolve_back_and_bad_refs_stay() {
+    fn blobs_resolve_back_in_message_and_custom_message_content_only() {
         let mut storage = crate::storage::MemoryStorage::default();
         let dir = Path::new("/b");
         let mut value = json!({"content":[{"type":"image","data":"A".repeat(1024)}]});
@@ -259,9 +284,57 @@ mod tests {
             blobs::put(&mut storage, dir, &p.bytes).unwrap();
         }
         let mut invalid = Vec::new();
-        assert!(resolve_blobs(&mut value, &storage, dir, &mut invalid));
-        assert_eq!(value["content"][0]["data"], "A".repeat(1024));
-        let mut bad = json!({"content":[{"type":"image","data":"blob:sha256:../../etc/passwd"}]});
+        let reference = value["content"][0]["data"].clone();
+        // (value holding the ref at /content/0/data or /message/content/0/data, resolved?)
+        let image = json!([{"type":"image","data":reference}]);
+        let cases = [
+            (
+                json!({"type":"message","message":{"role":"user","content":image}}),
+                "/message/content/0/data",
+                true,
+            ),
+            (
+                json!({"type":"custom_message","content":image}),
+                "/content/0/data",
+                true,
+            ),
+            (
+                json!({"role":"custom","content":image}),
+                "/content/0/data",
+                true,
+            ),
+            (
+                json!({"type":"custom","content":image}),
+                "/content/0/data",
+                false,
+            ),
+            (
+                json!({"type":"message","message":{"role":"assistant","content":[],"details":{"content":image}}}),
+                "/message/details/content/0/data",
+                false,
+            ),
+            (
+                json!({"type":"custom_message","content":[{"type":"text","content":image}]}),
+                "/content/0/content/0/data",
+                false,
+            ),
+        ];
+        for (mut value, pointer, resolved) in cases {
+            let what = value.to_string();
+            assert_eq!(
+                resolve_blobs(&mut value, &storage, dir, &mut invalid),
+                resolved,
+                "{what}"
+            );
+            let expected = if resolved {
+                json!("A".repeat(1024))
+            } else {
+                reference.clone()
+            };
+            assert_eq!(value.pointer(pointer), Some(&expected), "{what}");
+        }
+        assert!(invalid.is_empty());
+        let mut bad = json!({"role":"user","content":[{"type":"image","data":"blob:sha256:../../etc/passwd"}]});
         assert!(!resolve_blobs(&mut bad, &storage, dir, &mut invalid));
         assert_eq!(invalid, ["blob:sha256:../../etc/passwd"]);
     }

@@ -1,27 +1,67 @@
-//! Where bytes go: a storage trait with a file backend and an in-memory backend (000 "Storage abstraction").
+//! Where bytes go: the storage of 000 "Storage abstraction", with a file backend and an
+//! in-memory backend.
+//!
+//! 000's `SessionStorage` has twelve methods; its `exists` and `writeText` come in a
+//! synchronous and an asynchronous form, which plain Rust code does not tell apart, so
+//! the trait has ten:
+//!
+//! | 000 | here |
+//! | --- | --- |
+//! | `ensureDirSync` | [`Storage::ensure_dir`] |
+//! | `existsSync`, `exists` | [`Storage::exists`] |
+//! | `writeTextSync`, `writeText` | [`Storage::write_text`] (atomic) |
+//! | `statSync` | [`Storage::stat`] |
+//! | `listFilesSync` | [`Storage::list_files`] |
+//! | `readText` | [`Storage::read`] |
+//! | `readTextPrefix` | [`Storage::read_prefix`] |
+//! | `rename`, `unlink` | [`Storage::rename`], [`Storage::unlink`] |
+//! | `openWriter` | [`Storage::open_writer`], a [`Writer`] (`writeLine`, `flush`, `fsync`, `close`, `getError`) |
 //!
 //! Invariant: a full rewrite is atomic (temp file in the same directory, write,
 //! fsync, rename), so a reader sees the old file or the new one, never half of one.
 
+use std::cell::RefCell;
 use std::collections::BTreeMap;
 use std::fs::{self, File, OpenOptions};
-use std::io::{self, Write};
+use std::io::{self, Read, Write};
 use std::path::{Path, PathBuf};
+use std::rc::Rc;
 
-/// The filesystem operations the session manager needs.
+/// A file's size and modification time (000 `SessionStorageStat`).
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct Stat {
+    /// Bytes.
+    pub size: u64,
+    /// Milliseconds since the epoch.
+    pub mtime_ms: i64,
+}
+
+/// The filesystem operations the session manager and the listings use.
 pub trait Storage {
-    /// Reads a whole file; `Ok(None)` when it does not exist.
-    fn read(&self, path: &Path) -> io::Result<Option<Vec<u8>>>;
-    /// Appends bytes to a file, creating it when missing.
-    fn append(&mut self, path: &Path, bytes: &[u8]) -> io::Result<()>;
-    /// Makes appended bytes durable (`fsync`).
-    fn sync(&mut self, path: &Path) -> io::Result<()>;
-    /// Replaces a file atomically: temp file, fsync, rename.
-    fn write_atomic(&mut self, path: &Path, bytes: &[u8]) -> io::Result<()>;
-    /// Renames a file.
-    fn rename(&mut self, from: &Path, to: &Path) -> io::Result<()>;
-    /// Whether a file exists.
+    /// Creates a folder and its parents (`ensureDirSync`).
+    fn ensure_dir(&mut self, dir: &Path) -> io::Result<()>;
+    /// Whether a file exists (`existsSync`, `exists`).
     fn exists(&self, path: &Path) -> bool;
+    /// Replaces a file atomically: temp file, fsync, rename (`writeText`).
+    fn write_text(&mut self, path: &Path, bytes: &[u8]) -> io::Result<()>;
+    /// Size and modification time of a regular file; `Ok(None)` when it does not exist (`statSync`).
+    fn stat(&self, path: &Path) -> io::Result<Option<Stat>>;
+    /// The regular files matching `pattern` under `dir`, sorted; empty when `dir` does
+    /// not exist (`listFilesSync(dir, pattern)`). The listings use two patterns:
+    /// `*.jsonl` (the files directly in `dir`) and `*/*.jsonl` (those one folder down,
+    /// `listAll`); a folder reached through a link is not entered.
+    fn list_files(&self, dir: &Path, pattern: &str) -> io::Result<Vec<PathBuf>>;
+    /// Reads a whole file; `Ok(None)` when it does not exist (`readText`).
+    fn read(&self, path: &Path) -> io::Result<Option<Vec<u8>>>;
+    /// Reads at most `max` bytes from the start of a file (`readTextPrefix`).
+    fn read_prefix(&self, path: &Path, max: usize) -> io::Result<Option<Vec<u8>>>;
+    /// Renames a file, creating the folder it moves into.
+    fn rename(&mut self, from: &Path, to: &Path) -> io::Result<()>;
+    /// Removes a file.
+    fn unlink(&mut self, path: &Path) -> io::Result<()>;
+    /// Opens a file for appending lines (`openWriter(path, {flags: "a"})`), creating
+    /// it and its folder when missing.
+    fn open_writer(&mut self, path: &Path) -> io::Result<Box<dyn Writer>>;
     /// Reads a blob: as [`Storage::read`], except that a file backend never follows a
     /// link (a blob is a regular file in the store, or it is missing).
     fn read_blob(&self, path: &Path) -> io::Result<Option<Vec<u8>>> {
@@ -32,25 +72,95 @@ pub trait Storage {
     fn remove_stale_temps(&mut self, _dir: &Path) {}
 }
 
-/// The real filesystem.
-#[derive(Debug, Default)]
-pub struct FileStorage {
-    open: Option<(PathBuf, File)>,
+/// An open file that lines are appended to (000 `SessionStorageWriter`). The first
+/// error is kept: every later call returns it.
+pub trait Writer {
+    /// Appends `line` and a newline (`writeLine`).
+    fn write_line(&mut self, line: &str) -> io::Result<()>;
+    /// Hands buffered bytes to the system (`flush`).
+    fn flush(&mut self) -> io::Result<()>;
+    /// Makes the bytes durable (`fsync`).
+    fn fsync(&mut self) -> io::Result<()>;
+    /// Flushes and closes (`close`).
+    fn close(&mut self) -> io::Result<()>;
+    /// The first error, if any (`getError`).
+    fn error(&self) -> Option<String>;
 }
 
-impl FileStorage {
-    fn writer(&mut self, path: &Path) -> io::Result<&mut File> {
-        if self.open.as_ref().is_none_or(|(p, _)| p != path) {
-            if let Some(dir) = path.parent().filter(|d| !d.as_os_str().is_empty()) {
-                fs::create_dir_all(dir)?;
-            }
-            let file = OpenOptions::new().create(true).append(true).open(path)?;
-            self.open = Some((path.to_owned(), file));
+/// A [`Writer`]'s first error, returned again by every later call.
+#[derive(Debug, Default)]
+struct Latch(Option<String>);
+
+impl Latch {
+    fn run(&mut self, call: impl FnOnce() -> io::Result<()>) -> io::Result<()> {
+        if let Some(message) = &self.0 {
+            return Err(io::Error::other(message.clone()));
         }
-        match &mut self.open {
-            Some((_, file)) => Ok(file),
-            None => Err(io::Error::other("no open file")),
-        }
+        call().inspect_err(|e| self.0 = Some(e.to_string()))
+    }
+}
+
+/// The real filesystem.
+#[derive(Debug, Default)]
+pub struct FileStorage;
+
+/// A [`Storage::list_files`] pattern (`*SUFFIX` or `*/*SUFFIX`): whether it goes one
+/// folder down, and the file-name suffix it asks for.
+fn pattern_parts(pattern: &str) -> (bool, &str) {
+    let (folders, name) = match pattern.strip_prefix("*/") {
+        Some(name) => (true, name),
+        None => (false, pattern),
+    };
+    (folders, name.strip_prefix('*').unwrap_or(name))
+}
+
+/// The entries of `dir`; none when it does not exist.
+fn read_dir_or_empty(dir: &Path) -> io::Result<Vec<fs::DirEntry>> {
+    match fs::read_dir(dir) {
+        Ok(items) => Ok(items.flatten().collect()),
+        Err(e) if e.kind() == io::ErrorKind::NotFound => Ok(Vec::new()),
+        Err(e) => Err(e),
+    }
+}
+
+/// A [`Writer`] over an open file.
+#[derive(Debug)]
+struct FileWriter {
+    file: Option<File>,
+    latch: Latch,
+}
+
+impl Writer for FileWriter {
+    fn write_line(&mut self, line: &str) -> io::Result<()> {
+        let file = &mut self.file;
+        self.latch.run(|| {
+            let file = file
+                .as_mut()
+                .ok_or_else(|| io::Error::other("Writer closed"))?;
+            file.write_all(format!("{line}\n").as_bytes())
+        })
+    }
+
+    fn flush(&mut self) -> io::Result<()> {
+        let file = &mut self.file;
+        self.latch
+            .run(|| file.as_mut().map_or(Ok(()), Write::flush))
+    }
+
+    fn fsync(&mut self) -> io::Result<()> {
+        let file = &self.file;
+        self.latch
+            .run(|| file.as_ref().map_or(Ok(()), File::sync_all))
+    }
+
+    fn close(&mut self) -> io::Result<()> {
+        let file = &mut self.file;
+        self.latch
+            .run(|| file.take().map_or(Ok(()), |mut f| f.flush()))
+    }
+
+    fn error(&self) -> Option<String> {
+        self.latch.0.clone()
     }
 }
 
@@ -100,53 +210,18 @@ pub fn remove_dead_writers_temps(dir: &Path) {
 }
 
 impl Storage for FileStorage {
-    /// Reads a regular file (following a link to one); anything else is an error,
-    /// so that a FIFO or a device is never waited on or read without end. Reading a
-    /// session file (`*.jsonl`) first removes what killed rewrites of it left
-    /// ([`remove_dead_writers_temps`]).
-    fn read(&self, path: &Path) -> io::Result<Option<Vec<u8>>> {
-        if path.extension().is_some_and(|e| e == "jsonl") {
-            match path.parent() {
-                Some(dir) if !dir.as_os_str().is_empty() => remove_dead_writers_temps(dir),
-                _ => remove_dead_writers_temps(Path::new(".")),
-            }
-        }
-        read_regular(path)
+    fn ensure_dir(&mut self, dir: &Path) -> io::Result<()> {
+        fs::create_dir_all(dir)
     }
 
-    /// A blob is read only when it is a regular file itself: a link is never followed.
-    fn read_blob(&self, path: &Path) -> io::Result<Option<Vec<u8>>> {
-        match fs::symlink_metadata(path) {
-            Ok(meta) if !meta.is_file() => Err(io::Error::new(
-                io::ErrorKind::InvalidInput,
-                "a blob must be a regular file, not a link or a special file",
-            )),
-            Ok(_) => fs::read(path).map(Some),
-            Err(e) if e.kind() == io::ErrorKind::NotFound => Ok(None),
-            Err(e) => Err(e),
-        }
-    }
-
-    fn remove_stale_temps(&mut self, dir: &Path) {
-        remove_dead_writers_temps(dir);
-    }
-
-    fn append(&mut self, path: &Path, bytes: &[u8]) -> io::Result<()> {
-        self.writer(path)?.write_all(bytes)
-    }
-
-    fn sync(&mut self, path: &Path) -> io::Result<()> {
-        if path.exists() {
-            self.writer(path)?.sync_all()?;
-        }
-        Ok(())
+    fn exists(&self, path: &Path) -> bool {
+        path.exists()
     }
 
     /// Writes a new file beside `path` and renames it over `path`: a reader sees the
     /// old file or the new one, whole. The new file keeps the old one's permissions, and
     /// a symbolic link is rewritten at its target, so the link stays a link.
-    fn write_atomic(&mut self, path: &Path, bytes: &[u8]) -> io::Result<()> {
-        self.open = None;
+    fn write_text(&mut self, path: &Path, bytes: &[u8]) -> io::Result<()> {
         let linked = fs::symlink_metadata(path).is_ok_and(|m| m.file_type().is_symlink());
         let target = if linked {
             fs::canonicalize(path).unwrap_or_else(|_| path.to_owned())
@@ -181,26 +256,151 @@ impl Storage for FileStorage {
         result
     }
 
+    fn stat(&self, path: &Path) -> io::Result<Option<Stat>> {
+        match fs::metadata(path) {
+            Ok(meta) if meta.is_file() => {
+                let mtime_ms = match meta.modified()?.duration_since(std::time::UNIX_EPOCH) {
+                    Ok(d) => i64::try_from(d.as_millis()).unwrap_or(i64::MAX),
+                    Err(e) => -i64::try_from(e.duration().as_millis()).unwrap_or(i64::MAX),
+                };
+                Ok(Some(Stat {
+                    size: meta.len(),
+                    mtime_ms,
+                }))
+            }
+            Ok(_) => Err(io::Error::new(
+                io::ErrorKind::InvalidInput,
+                "not a regular file",
+            )),
+            Err(e) if e.kind() == io::ErrorKind::NotFound => Ok(None),
+            Err(e) => Err(e),
+        }
+    }
+
+    fn list_files(&self, dir: &Path, pattern: &str) -> io::Result<Vec<PathBuf>> {
+        let (folders, suffix) = pattern_parts(pattern);
+        let dirs = if folders {
+            let mut dirs: Vec<PathBuf> = read_dir_or_empty(dir)?
+                .into_iter()
+                .filter(|item| item.file_type().is_ok_and(|t| t.is_dir()))
+                .map(|item| item.path())
+                .collect();
+            dirs.sort();
+            dirs
+        } else {
+            vec![dir.to_owned()]
+        };
+        let mut files = Vec::new();
+        for dir in dirs {
+            let mut found: Vec<PathBuf> = read_dir_or_empty(&dir)?
+                .into_iter()
+                .filter(|item| item.file_name().to_string_lossy().ends_with(suffix))
+                .map(|item| item.path())
+                .filter(|path| fs::metadata(path).is_ok_and(|m| m.is_file()))
+                .collect();
+            found.sort();
+            files.extend(found);
+        }
+        Ok(files)
+    }
+
+    /// Reads a regular file (following a link to one); anything else is an error,
+    /// so that a FIFO or a device is never waited on or read without end. Reading a
+    /// session file (`*.jsonl`) first removes what killed rewrites of it left
+    /// ([`remove_dead_writers_temps`]).
+    fn read(&self, path: &Path) -> io::Result<Option<Vec<u8>>> {
+        if path.extension().is_some_and(|e| e == "jsonl") {
+            match path.parent() {
+                Some(dir) if !dir.as_os_str().is_empty() => remove_dead_writers_temps(dir),
+                _ => remove_dead_writers_temps(Path::new(".")),
+            }
+        }
+        read_regular(path)
+    }
+
+    fn read_prefix(&self, path: &Path, max: usize) -> io::Result<Option<Vec<u8>>> {
+        if self.stat(path)?.is_none() {
+            return Ok(None);
+        }
+        let mut bytes = Vec::new();
+        File::open(path)?
+            .take(u64::try_from(max).unwrap_or(u64::MAX))
+            .read_to_end(&mut bytes)?;
+        Ok(Some(bytes))
+    }
+
     fn rename(&mut self, from: &Path, to: &Path) -> io::Result<()> {
-        self.open = None;
+        if let Some(dir) = to.parent().filter(|d| !d.as_os_str().is_empty()) {
+            fs::create_dir_all(dir)?;
+        }
         fs::rename(from, to)
     }
 
-    fn exists(&self, path: &Path) -> bool {
-        path.exists()
+    fn unlink(&mut self, path: &Path) -> io::Result<()> {
+        fs::remove_file(path)
+    }
+
+    fn open_writer(&mut self, path: &Path) -> io::Result<Box<dyn Writer>> {
+        if let Some(dir) = path.parent().filter(|d| !d.as_os_str().is_empty()) {
+            fs::create_dir_all(dir)?;
+        }
+        let file = OpenOptions::new().create(true).append(true).open(path)?;
+        Ok(Box::new(FileWriter {
+            file: Some(file),
+            latch: Latch::default(),
+        }))
+    }
+
+    /// A blob is read only when it is a regular file itself: a link is never followed.
+    fn read_blob(&self, path: &Path) -> io::Result<Option<Vec<u8>>> {
+        match fs::symlink_metadata(path) {
+            Ok(meta) if !meta.is_file() => Err(io::Error::new(
+                io::ErrorKind::InvalidInput,
+                "a blob must be a regular file, not a link or a special file",
+            )),
+            Ok(_) => fs::read(path).map(Some),
+            Err(e) if e.kind() == io::ErrorKind::NotFound => Ok(None),
+            Err(e) => Err(e),
+        }
+    }
+
+    fn remove_stale_temps(&mut self, dir: &Path) {
+        remove_dead_writers_temps(dir);
     }
 }
 
-/// A map from path to bytes, for tests and sessions that are never written.
+/// The files of a [`MemoryStorage`]: bytes and modification time by path.
+type Files = BTreeMap<PathBuf, (Vec<u8>, i64)>;
+
+/// Files in memory, for tests and sessions that are never written. Clones share the
+/// same files, so a test can keep one and look at what a session wrote.
 #[derive(Debug, Default, Clone)]
 pub struct MemoryStorage {
-    /// The files.
-    pub files: BTreeMap<PathBuf, Vec<u8>>,
+    files: Rc<RefCell<Files>>,
     /// When set, every write fails with this message (to test error latching).
     pub fail_writes: Option<String>,
 }
 
 impl MemoryStorage {
+    /// Puts a file in place (modification time 0).
+    pub fn insert(&self, path: impl Into<PathBuf>, bytes: impl Into<Vec<u8>>) {
+        self.files
+            .borrow_mut()
+            .insert(path.into(), (bytes.into(), 0));
+    }
+
+    /// Sets a file's modification time.
+    pub fn set_mtime(&self, path: &Path, mtime_ms: i64) {
+        if let Some(file) = self.files.borrow_mut().get_mut(path) {
+            file.1 = mtime_ms;
+        }
+    }
+
+    /// Every file's path, sorted.
+    pub fn paths(&self) -> Vec<PathBuf> {
+        self.files.borrow().keys().cloned().collect()
+    }
+
     fn check(&self) -> io::Result<()> {
         match &self.fail_writes {
             Some(message) => Err(io::Error::other(message.clone())),
@@ -209,42 +409,134 @@ impl MemoryStorage {
     }
 }
 
+/// A [`Writer`] into a [`MemoryStorage`]'s files.
+#[derive(Debug)]
+struct MemoryWriter {
+    storage: MemoryStorage,
+    path: PathBuf,
+    latch: Latch,
+}
+
+impl Writer for MemoryWriter {
+    fn write_line(&mut self, line: &str) -> io::Result<()> {
+        let (storage, path) = (&self.storage, &self.path);
+        self.latch.run(|| {
+            storage.check()?;
+            let mut files = storage.files.borrow_mut();
+            let bytes = &mut files.entry(path.clone()).or_default().0;
+            bytes.extend_from_slice(line.as_bytes());
+            bytes.push(b'\n');
+            Ok(())
+        })
+    }
+
+    fn flush(&mut self) -> io::Result<()> {
+        let storage = &self.storage;
+        self.latch.run(|| storage.check())
+    }
+
+    fn fsync(&mut self) -> io::Result<()> {
+        self.flush()
+    }
+
+    fn close(&mut self) -> io::Result<()> {
+        self.flush()
+    }
+
+    fn error(&self) -> Option<String> {
+        self.latch.0.clone()
+    }
+}
+
 impl Storage for MemoryStorage {
-    fn read(&self, path: &Path) -> io::Result<Option<Vec<u8>>> {
-        Ok(self.files.get(path).cloned())
-    }
-
-    fn append(&mut self, path: &Path, bytes: &[u8]) -> io::Result<()> {
-        self.check()?;
-        self.files
-            .entry(path.to_owned())
-            .or_default()
-            .extend_from_slice(bytes);
-        Ok(())
-    }
-
-    fn sync(&mut self, _path: &Path) -> io::Result<()> {
+    fn ensure_dir(&mut self, _dir: &Path) -> io::Result<()> {
         self.check()
     }
 
-    fn write_atomic(&mut self, path: &Path, bytes: &[u8]) -> io::Result<()> {
+    fn exists(&self, path: &Path) -> bool {
+        self.files.borrow().contains_key(path)
+    }
+
+    fn write_text(&mut self, path: &Path, bytes: &[u8]) -> io::Result<()> {
         self.check()?;
-        self.files.insert(path.to_owned(), bytes.to_vec());
+        self.insert(path, bytes);
         Ok(())
+    }
+
+    fn stat(&self, path: &Path) -> io::Result<Option<Stat>> {
+        Ok(self.files.borrow().get(path).map(|(bytes, mtime_ms)| Stat {
+            size: bytes.len() as u64,
+            mtime_ms: *mtime_ms,
+        }))
+    }
+
+    fn list_files(&self, dir: &Path, pattern: &str) -> io::Result<Vec<PathBuf>> {
+        let (folders, suffix) = pattern_parts(pattern);
+        let in_dir = |path: &Path| {
+            let parent = path.parent();
+            let parent = if folders {
+                parent.and_then(Path::parent)
+            } else {
+                parent
+            };
+            parent == Some(dir)
+        };
+        Ok(self
+            .files
+            .borrow()
+            .keys()
+            .filter(|path| in_dir(path))
+            .filter(|path| {
+                path.file_name()
+                    .is_some_and(|n| n.to_string_lossy().ends_with(suffix))
+            })
+            .cloned()
+            .collect())
+    }
+
+    fn read(&self, path: &Path) -> io::Result<Option<Vec<u8>>> {
+        Ok(self
+            .files
+            .borrow()
+            .get(path)
+            .map(|(bytes, _)| bytes.clone()))
+    }
+
+    fn read_prefix(&self, path: &Path, max: usize) -> io::Result<Option<Vec<u8>>> {
+        Ok(self
+            .files
+            .borrow()
+            .get(path)
+            .map(|(bytes, _)| bytes[..bytes.len().min(max)].to_vec()))
     }
 
     fn rename(&mut self, from: &Path, to: &Path) -> io::Result<()> {
         self.check()?;
-        let bytes = self
-            .files
+        let mut files = self.files.borrow_mut();
+        let file = files
             .remove(from)
             .ok_or_else(|| io::Error::from(io::ErrorKind::NotFound))?;
-        self.files.insert(to.to_owned(), bytes);
+        files.insert(to.to_owned(), file);
         Ok(())
     }
 
-    fn exists(&self, path: &Path) -> bool {
-        self.files.contains_key(path)
+    fn unlink(&mut self, path: &Path) -> io::Result<()> {
+        self.check()?;
+        self.files
+            .borrow_mut()
+            .remove(path)
+            .map(drop)
+            .ok_or_else(|| io::Error::from(io::ErrorKind::NotFound))
+    }
+
+    fn open_writer(&mut self, path: &Path) -> io::Result<Box<dyn Writer>> {
+        self.check()?;
+        self.files.borrow_mut().entry(path.to_owned()).or_default();
+        Ok(Box::new(MemoryWriter {
+            storage: self.clone(),
+            path: path.to_owned(),
+            latch: Latch::default(),
+        }))
     }
 }
 
@@ -252,17 +544,67 @@ impl Storage for MemoryStorage {
 mod tests {
     use super::*;
 
+    /// Both backends answer the listing calls alike: the `.jsonl` files directly in a
+    /// folder, sorted, with their sizes; a missing folder lists nothing.
+    #[test]
+    fn both_backends_list_stat_and_read_prefixes() {
+        let dir = tempfile::tempdir().unwrap();
+        let root = dir.path();
+        let memory = MemoryStorage::default();
+        let mut backends: Vec<Box<dyn Storage>> = vec![Box::new(FileStorage), Box::new(memory)];
+        for storage in &mut backends {
+            for (name, text) in [
+                ("b.jsonl", "bb\n"),
+                ("a.jsonl", "a\n"),
+                ("c.txt", "c"),
+                ("sub/d.jsonl", "d"),
+            ] {
+                storage
+                    .write_text(&root.join(name), text.as_bytes())
+                    .unwrap();
+            }
+            let listed = storage.list_files(root, "*.jsonl").unwrap();
+            assert_eq!(listed, vec![root.join("a.jsonl"), root.join("b.jsonl")]);
+            let nested = storage.list_files(root, "*/*.jsonl").unwrap();
+            assert_eq!(nested, vec![root.join("sub/d.jsonl")]);
+            assert_eq!(
+                storage.stat(&root.join("b.jsonl")).unwrap().map(|s| s.size),
+                Some(3)
+            );
+            assert_eq!(storage.stat(&root.join("none.jsonl")).unwrap(), None);
+            assert_eq!(
+                storage
+                    .read_prefix(&root.join("b.jsonl"), 1)
+                    .unwrap()
+                    .unwrap(),
+                b"b"
+            );
+            assert!(storage
+                .list_files(&root.join("missing"), "*.jsonl")
+                .unwrap()
+                .is_empty());
+            storage.unlink(&root.join("a.jsonl")).unwrap();
+            assert!(!storage.exists(&root.join("a.jsonl")));
+        }
+    }
+
     #[test]
     fn file_storage_appends_and_rewrites_atomically() {
         let dir = tempfile::tempdir().unwrap();
         let path = dir.path().join("sub/s.jsonl");
-        let mut storage = FileStorage::default();
+        let mut storage = FileStorage;
         assert_eq!(storage.read(&path).unwrap(), None);
-        storage.append(&path, b"a\n").unwrap();
-        storage.append(&path, b"b\n").unwrap();
-        storage.sync(&path).unwrap();
+        let mut writer = storage.open_writer(&path).unwrap();
+        writer.write_line("a").unwrap();
+        writer.write_line("b").unwrap();
+        writer.fsync().unwrap();
+        writer.close().unwrap();
+        assert!(writer.write_line("c").is_err(), "a closed writer refuses");
+        assert_eq!(writer.error().as_deref(), Some("Writer closed"));
         assert_eq!(storage.read(&path).unwrap().unwrap(), b"a\nb\n");
-        storage.write_atomic(&path, b"c\n").unwrap();
+        assert_eq!(storage.read_prefix(&path, 3).unwrap().unwrap(), b"a\nb");
+        assert_eq!(storage.stat(&path).unwrap().map(|s| s.size), Some(4));
+        storage.write_text(&path, b"c\n").unwrap();
         assert_eq!(fs::read(&path).unwrap(), b"c\n");
         let leftovers: Vec<_> = fs::read_dir(path.parent().unwrap()).unwrap().collect();
         assert_eq!(leftovers.len(), 1, "no temp file is left behind");
@@ -278,14 +620,14 @@ mod tests {
         fs::set_permissions(&target, fs::Permissions::from_mode(0o600)).unwrap();
         let link = dir.path().join("link.jsonl");
         std::os::unix::fs::symlink(&target, &link).unwrap();
-        let mut storage = FileStorage::default();
-        storage.write_atomic(&link, b"b\n").unwrap();
+        let mut storage = FileStorage;
+        storage.write_text(&link, b"b\n").unwrap();
         assert!(fs::symlink_metadata(&link)
             .unwrap()
             .file_type()
             .is_symlink());
         assert_eq!(fs::read(&target).unwrap(), b"b\n");
-        storage.write_atomic(&target, b"c\n").unwrap();
+        storage.write_text(&target, b"c\n").unwrap();
         let mode = fs::metadata(&target).unwrap().permissions().mode() & 0o777;
         assert_eq!(mode, 0o600);
         assert_eq!(fs::read(&link).unwrap(), b"c\n");
@@ -310,7 +652,7 @@ mod tests {
         }
         assert_eq!(read_regular(&path).unwrap().unwrap(), b"a\n");
         assert!(dead.exists(), "a plain read removes nothing");
-        assert_eq!(FileStorage::default().read(&path).unwrap().unwrap(), b"a\n");
+        assert_eq!(FileStorage.read(&path).unwrap().unwrap(), b"a\n");
         assert!(!dead.exists(), "a dead writer's temp file is removed");
         assert!(live.exists(), "a live writer's is kept");
         assert!(
@@ -351,9 +693,9 @@ mod tests {
         fs::write(&target, b"secret").unwrap();
         let blob = dir.path().join("blob");
         std::os::unix::fs::symlink(&target, &blob).unwrap();
-        assert!(FileStorage::default().read_blob(&blob).is_err());
+        assert!(FileStorage.read_blob(&blob).is_err());
         fs::write(dir.path().join("plain"), b"x").unwrap();
-        let plain = FileStorage::default().read_blob(&dir.path().join("plain"));
+        let plain = FileStorage.read_blob(&dir.path().join("plain"));
         assert_eq!(plain.unwrap().unwrap(), b"x");
     }
 
@@ -363,7 +705,8 @@ mod tests {
             fail_writes: Some("disk full".into()),
             ..MemoryStorage::default()
         };
-        assert!(storage.append(Path::new("x"), b"a").is_err());
+        assert!(storage.write_text(Path::new("x"), b"a").is_err());
+        assert!(storage.open_writer(Path::new("x")).is_err());
         assert!(!storage.exists(Path::new("x")));
     }
 }

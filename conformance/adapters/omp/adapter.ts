@@ -143,6 +143,16 @@ class Unsupported extends Error {
 	}
 }
 
+/** An error whose protocol kind is known already (a `persist` whose write failed). */
+class KindedError extends Error {
+	constructor(
+		readonly kind: ErrorKind,
+		message: string,
+	) {
+		super(message);
+	}
+}
+
 const PERSISTENCE_ERROR_NAMES = new Set(["SessionWriteConflictError", "SessionPersistenceIndeterminateError"]);
 
 function errorKind(err: unknown, phase: Phase): ErrorKind {
@@ -161,6 +171,7 @@ function errorKind(err: unknown, phase: Phase): ErrorKind {
 
 function errorObject(err: unknown, phase: Phase): { kind: ErrorKind; message: string } {
 	if (err instanceof Unsupported) return { kind: "exception", message: "unsupported call" };
+	if (err instanceof KindedError) return { kind: err.kind, message: err.message };
 	const e = err as any;
 	const name = typeof e?.name === "string" ? e.name : "Error";
 	const message = e instanceof Error ? `${name}: ${e.message}` : String(e);
@@ -186,18 +197,25 @@ async function openSession(dir: string, file: string): Promise<any> {
 	return await SessionManager.open(path.resolve(dir, file), path.join(dir, "sessions"));
 }
 
-/** Flush and close, awaiting every pending write. Failures go to stderr (the output has no slot for them). */
-async function finish(sm: any) {
+/**
+ * Flush and close, awaiting every pending write. Returns the first failure as the protocol's
+ * `flushError` (PROTOCOL.md `apply`): the latched write error that flush() and close() rethrow.
+ */
+async function finish(sm: any): Promise<{ kind: ErrorKind; message: string } | undefined> {
+	let failed: { kind: ErrorKind; message: string } | undefined;
 	try {
 		await sm.flush();
 	} catch (err) {
 		logError("final flush() failed", err);
+		failed = errorObject(err, "flush");
 	}
 	try {
 		await sm.close();
 	} catch (err) {
 		logError("final close() failed", err);
+		failed ??= errorObject(err, "flush");
 	}
+	return failed;
 }
 
 function substitute(value: unknown, results: unknown[]): unknown {
@@ -338,6 +356,17 @@ async function runStep(sm: any, step: any): Promise<unknown> {
 			return method(sm, "buildSessionContext")();
 		case "flush":
 			return await method(sm, "flush")();
+		// Starting over and full rewrites (document 000 "Atomic full rewrites"; 002 newSession).
+		case "newSession":
+			return (await method(sm, "newSession")({ parentSession: step.parentSession })) ?? null;
+		case "fork":
+			return (await method(sm, "fork")()) ?? null;
+		case "setSessionName":
+			return await method(sm, "setSessionName")(step.name);
+		case "rewriteEntries":
+			return await method(sm, "rewriteEntries")();
+		case "moveTo":
+			return await method(sm, "moveTo")(step.cwd);
 		default:
 			throw new Unsupported();
 	}
@@ -422,17 +451,25 @@ function flatTree(roots: any[]): unknown[] {
 	return nodes;
 }
 
+/** The session an apply runs on (PROTOCOL.md "apply"): inMemory, open, forkFrom, or a new one. */
+async function startSession(dir: string, args: any): Promise<any> {
+	if (typeof args.open === "string") return await openSession(dir, args.open);
+	if (typeof args.fork_from === "string") {
+		const target = typeof args.target_cwd === "string" ? args.target_cwd : "/proj";
+		return await SessionManager.forkFrom(path.resolve(dir, args.fork_from), target, path.join(dir, "sessions"));
+	}
+	if (args.inMemory === true) return SessionManager.inMemory(args.cwd);
+	return SessionManager.create(args.cwd, path.join(dir, "sessions"));
+}
+
 async function opApply(dir: string, args: any) {
-	const sm =
-		args.open === null || args.open === undefined
-			? SessionManager.create(args.cwd, path.join(dir, "sessions"))
-			: await openSession(dir, args.open);
+	const sm = await startSession(dir, args);
 	const ack = args.ack === true;
 	if (ack) await send(ackLine(sm, null, null));
 	const results = await runSteps(sm, Array.isArray(args.steps) ? args.steps : [], ack);
 	const leafId = sm.getLeafId() ?? null;
-	await finish(sm);
-	return { results, leafId };
+	const flushError = await finish(sm);
+	return flushError ? { results, leafId, flushError } : { results, leafId };
 }
 
 async function opPersist(dir: string, args: any) {
@@ -441,7 +478,10 @@ async function opPersist(dir: string, args: any) {
 		{ call: "appendMessage", message: { role: "user", content: "go", timestamp: 1 } },
 		{ call: "appendMessage", message: args.message },
 	]);
-	await finish(sm);
+	const flushError = await finish(sm);
+	// PROTOCOL.md `persist`: a call or write that fails fails the operation, with its kind.
+	const failed = (results.find(r => typeof r === "object" && r !== null && "error" in r) as any)?.error ?? flushError;
+	if (failed) throw new KindedError(failed.kind, failed.message);
 	return { results };
 }
 

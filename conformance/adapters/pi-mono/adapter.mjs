@@ -125,17 +125,30 @@ function restoreDefaultSignals() {
 // Errors
 // ---------------------------------------------------------------------------
 class ProtocolError extends Error {}
+/** An error whose protocol kind is known already (a `persist` whose write failed). */
+class KindedError extends Error {
+	constructor(kind, message) {
+		super(message);
+		this.kind = kind;
+	}
+}
 
-function errorKind(err) {
+// `phase` is "step" for an apply step, else "other". A step's filesystem error (an errno
+// `code` and a `syscall`) is a write failing: pi-mono writes with appendFileSync inside the
+// append* call and latches nothing, so each later append throws its own (PROTOCOL.md
+// "Response": persistence). Elsewhere (opening a file) it is a read: exception.
+function errorKind(err, phase = "other") {
 	const message = err && typeof err.message === "string" ? err.message : String(err);
 	if (/^Entry [\s\S]* not found$/.test(message)) return "not_found";
 	if (message.startsWith("Cannot fork: source session file is empty or invalid")) return "invalid_source";
+	if (phase === "step" && typeof err?.code === "string" && typeof err?.syscall === "string") return "persistence";
 	return "exception";
 }
-function errorObject(err) {
+function errorObject(err, phase = "other") {
+	if (err instanceof KindedError) return { kind: err.kind, message: err.message };
 	const message = err && typeof err.message === "string" ? err.message : String(err);
 	const name = err && typeof err.name === "string" ? err.name : "Error";
-	return { kind: errorKind(err), message: name && name !== "Error" ? `${name}: ${message}` : message };
+	return { kind: errorKind(err, phase), message: name && name !== "Error" ? `${name}: ${message}` : message };
 }
 
 // ---------------------------------------------------------------------------
@@ -230,7 +243,15 @@ function substituteResults(value, returns) {
 	return root;
 }
 
-const UNSUPPORTED_CALLS = new Set(["appendTtsrInjection", "appendSessionInit", "appendModeChange"]);
+const UNSUPPORTED_CALLS = new Set([
+	"appendTtsrInjection",
+	"appendSessionInit",
+	"appendModeChange",
+	"fork",
+	"setSessionName",
+	"rewriteEntries",
+	"moveTo",
+]);
 
 // Absent step keys stay `undefined` (JSON cannot say undefined); an explicit
 // null is passed as null. That is what the library distinguishes.
@@ -280,6 +301,9 @@ function runStep(sm, step) {
 			return flatTree(sm.getTree());
 		case "buildSessionContext":
 			return sm.buildSessionContext();
+		// Starting over (002 newSession({ parentSession }); pi-mono also takes `id`).
+		case "newSession":
+			return sm.newSession({ id: step.id, parentSession: step.parentSession }) ?? null;
 		case "flush":
 			// pi-mono has no flush: every write is a synchronous appendFileSync /
 			// writeFileSync, so the files are already on disk.
@@ -311,10 +335,15 @@ async function opApply(L, args, env) {
 	const steps = Array.isArray(args.steps) ? args.steps : [];
 	const ack = args.ack === true;
 	let sm;
-	if (args.open === null || args.open === undefined) {
-		sm = SessionManager.create(args.cwd, env.sessionDir);
-	} else {
+	if (typeof args.open === "string") {
 		sm = openSession(SessionManager, args.open, env.sessionDir);
+	} else if (typeof args.fork_from === "string") {
+		const target = typeof args.target_cwd === "string" ? args.target_cwd : "/proj";
+		sm = SessionManager.forkFrom(join(process.cwd(), args.fork_from), target, env.sessionDir);
+	} else if (args.inMemory === true) {
+		sm = SessionManager.inMemory(args.cwd);
+	} else {
+		sm = SessionManager.create(args.cwd, env.sessionDir);
 	}
 	if (ack) await send(ackLine(sm, null, null));
 	const returns = []; // raw return values, for {"$result": N}
@@ -329,7 +358,7 @@ async function opApply(L, args, env) {
 			results.push(raw === undefined ? null : raw);
 		} catch (err) {
 			raw = undefined;
-			results.push({ error: errorObject(err) });
+			results.push({ error: errorObject(err, "step") });
 		}
 		returns.push(raw);
 		if (ack) await send(ackLine(sm, i, results[i]));
@@ -340,9 +369,16 @@ async function opApply(L, args, env) {
 
 function opPersist(L, args, env) {
 	const sm = L.SessionManager.create("/proj", env.sessionDir);
-	const first = sm.appendMessage({ role: "user", content: "go", timestamp: 1 });
-	const second = sm.appendMessage(args.message);
-	return { results: [first, second] };
+	try {
+		const first = sm.appendMessage({ role: "user", content: "go", timestamp: 1 });
+		const second = sm.appendMessage(args.message);
+		return { results: [first, second] };
+	} catch (err) {
+		// PROTOCOL.md `persist`: a call or write that fails fails the operation, with its kind
+		// (appendFileSync throws inside appendMessage: a step's error).
+		const { kind, message } = errorObject(err, "step");
+		throw new KindedError(kind, message);
+	}
 }
 
 // ---------------------------------------------------------------------------

@@ -97,6 +97,7 @@ class Session:
         self.label_seq = 0
         self.on_disk = flushed_count  # None: the header is not on disk yet
         self.needs_newline = False
+        self.persist_error = None  # the first write error, latched
         for entry in entries:
             self._index(entry)
         self.has_assistant = any(is_assistant(e) for e in self.entries)
@@ -152,17 +153,31 @@ class Session:
 
     # "The file is first written when the session accumulates at least one
     # AssistantMessage"; "Once flushed = True, new entries are appended one at a time".
+    # 003 is silent on write errors; as pi and the reference, the first one is latched and
+    # returned by every later append and by flush (PROTOCOL.md "Response": persistence).
     def persist(self):
-        if self.path is None or not self.has_assistant:
+        if self.path is None:
             return
-        if self.on_disk is None:
-            self.write_all()
+        self.check_written()
+        if not self.has_assistant:
             return
-        text = "\n" if self.needs_newline else ""
-        text += "".join(dump(e) + "\n" for e in self.entries[self.on_disk:])
-        with open(self.path, "a", encoding="utf-8") as f:
-            f.write(text)
-        self.on_disk, self.needs_newline = len(self.entries), False
+        try:
+            if self.on_disk is None:
+                self.write_all()
+                return
+            text = "\n" if self.needs_newline else ""
+            text += "".join(dump(e) + "\n" for e in self.entries[self.on_disk:])
+            with open(self.path, "a", encoding="utf-8") as f:
+                f.write(text)
+            self.on_disk, self.needs_newline = len(self.entries), False
+        except OSError as err:
+            self.persist_error = SessionError("persistence", f"{self.path}: write failed: {err}")
+            raise self.persist_error from err
+
+    def check_written(self):
+        """Raises the latched write error, if there is one (`flush`)."""
+        if self.persist_error is not None:
+            raise self.persist_error
 
     def write_all(self):
         os.makedirs(os.path.dirname(self.path) or ".", exist_ok=True)
@@ -426,6 +441,7 @@ def run_step(session, step, case_dir):
         new = create_branched_session(session, case_dir, step.get("leaf_id"))
         return new, new.path
     if call == "flush":
+        session.check_written()
         return session, None
     raise SessionError("exception", f"unsupported call {call!r}")
 
@@ -445,7 +461,11 @@ def apply(case_dir, args):
         except SessionError as err:
             value = {"error": {"kind": err.kind, "message": str(err)}}
         results.append(value)
-    return {"results": results, "leafId": session.leaf_id}
+    output = {"results": results, "leafId": session.leaf_id}
+    if session.persist_error is not None:
+        err = session.persist_error
+        output["flushError"] = {"kind": err.kind, "message": str(err)}
+    return output
 
 
 # ---- Session directory layout: one flat folder ----

@@ -36,6 +36,16 @@ pub enum Call {
     CreateBranchedSession,
     /// `flush`.
     Flush,
+    /// `newSession` (`parentSession?`; pi also `id?`).
+    NewSession,
+    /// `fork` (omp): the session copied to a new file.
+    Fork,
+    /// `setSessionName` (omp): the header's `title`.
+    SetSessionName,
+    /// `rewriteEntries` (omp): the whole file rewritten from memory.
+    RewriteEntries,
+    /// `moveTo` (omp): the session moved to another cwd's project folder.
+    MoveTo,
     /// `getLeafId` (a query: it reads, `PROTOCOL.md` "Queries").
     GetLeafId,
     /// `getHeader`.
@@ -60,7 +70,7 @@ pub enum Call {
 
 impl Call {
     /// Every call, in the call table's order.
-    pub const ALL: [Call; 26] = [
+    pub const ALL: [Call; 31] = [
         Call::AppendMessage,
         Call::AppendThinkingLevelChange,
         Call::AppendModelChange,
@@ -77,6 +87,11 @@ impl Call {
         Call::BranchWithSummary,
         Call::CreateBranchedSession,
         Call::Flush,
+        Call::NewSession,
+        Call::Fork,
+        Call::SetSessionName,
+        Call::RewriteEntries,
+        Call::MoveTo,
         Call::GetLeafId,
         Call::GetHeader,
         Call::GetEntry,
@@ -108,6 +123,11 @@ impl Call {
             Call::BranchWithSummary => "branchWithSummary",
             Call::CreateBranchedSession => "createBranchedSession",
             Call::Flush => "flush",
+            Call::NewSession => "newSession",
+            Call::Fork => "fork",
+            Call::SetSessionName => "setSessionName",
+            Call::RewriteEntries => "rewriteEntries",
+            Call::MoveTo => "moveTo",
             Call::GetLeafId => "getLeafId",
             Call::GetHeader => "getHeader",
             Call::GetEntry => "getEntry",

@@ -44,6 +44,10 @@ pub struct Dialect {
     /// A loaded file takes every append at once (omp); else appends wait for the first
     /// assistant message, as in a new session (pi).
     pub appends_to_loaded_file_at_once: bool,
+    /// Appends queue their writes and return first (omp: `#persistChain`), so a write that
+    /// fails is latched and seen by the *next* operation; else the append that wrote
+    /// returns the error itself (pi: `appendFileSync` throws) (000 "Persistence guarantees").
+    pub queues_writes: bool,
     /// Entries are prepared before they are written: long strings truncated,
     /// transient fields dropped, images externalised (omp K).
     pub prepares_entries: bool,
@@ -118,7 +122,8 @@ pub struct Dialect {
 pub enum ForkParent {
     /// The source file's path (pi).
     SourcePath,
-    /// The source session's id (omp).
+    /// The source session's id, and the fork keeps the source's `title` (omp 13.19.0
+    /// `forkFrom`, `fork`).
     SourceId,
 }
 

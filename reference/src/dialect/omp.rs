@@ -24,11 +24,13 @@ pub static OMP: Dialect = Dialect {
     has_blob_refs: true,
 
     // Writing (000 "Persistence guarantees"): session ids are 16 hex digits; a file
-    // that is opened exists from then on and takes every append; entries are
+    // that is opened exists from then on and takes every append; writes go through a
+    // promise chain, so a failed one is rethrown by the next operation; entries are
     // prepared for persistence.
     new_session_id,
     writes_missing_file_on_open: true,
     appends_to_loaded_file_at_once: true,
+    queues_writes: true,
     prepares_entries: true,
     branch_appends_leaf_entry: false,
     file_name: iso_file_name,

@@ -53,6 +53,7 @@ pub static OPERATOR: Dialect = Dialect {
     new_session_id: uuid,
     writes_missing_file_on_open: false,
     appends_to_loaded_file_at_once: false,
+    queues_writes: false,
     prepares_entries: false,
     branch_appends_leaf_entry: true,
     file_name,

@@ -26,6 +26,7 @@ pub static PI: Dialect = Dialect {
     new_session_id: uuid,
     writes_missing_file_on_open: false,
     appends_to_loaded_file_at_once: false,
+    queues_writes: false,
     prepares_entries: false,
     branch_appends_leaf_entry: false,
     file_name: iso_file_name,

@@ -22,7 +22,7 @@ use crate::migrate::Step;
 use crate::model::{Entry, Profile, SessionHeader};
 use crate::parse::{Diagnostic, HeaderError};
 use crate::persist::{resolve_blobs, PendingBlob};
-use crate::storage::{FileStorage, Storage};
+use crate::storage::{FileStorage, Storage, Writer};
 use crate::tree::{NotFound, Tree, TreeNode};
 use crate::{blobs, raw};
 
@@ -59,7 +59,7 @@ impl Options {
             cwd: cwd.into(),
             session_dir: session_dir.into(),
             blob_dir: home.join(".omp/agent/blobs"),
-            storage: Box::new(FileStorage::default()),
+            storage: Box::new(FileStorage),
             ids: Box::new(RandomIds::default()),
             clock: Box::new(SystemClock),
             fsync_appends: false,
@@ -154,6 +154,7 @@ pub struct SessionManager {
     has_assistant: bool,
     pending_blobs: Vec<PendingBlob>,
     persist_error: Option<SessionError>,
+    writer: Option<(PathBuf, Box<dyn Writer>)>,
     report: LoadReport,
 }
 
@@ -278,7 +279,10 @@ impl SessionManager {
 mod append;
 mod branch;
 mod open;
+mod rewrite;
 mod write;
+
+pub use rewrite::NewSession;
 
 #[cfg(test)]
 mod tests;

@@ -17,14 +17,14 @@ use crate::tree::Tree;
 impl SessionManager {
     /// A session that is never written.
     pub fn in_memory(options: Options) -> SessionManager {
-        let mut sm = SessionManager::new_session(options, None);
+        let mut sm = SessionManager::blank(options, None);
         sm.file = None;
         sm
     }
 
     /// A new persisted session in the session directory; written at the first assistant message.
     pub fn create(options: Options) -> SessionManager {
-        SessionManager::new_session(options, None)
+        SessionManager::blank(options, None)
     }
 
     /// Opens a session file as a user resuming it would: lenient parse, migration
@@ -39,7 +39,7 @@ impl SessionManager {
         })?;
         let Some(bytes) = bytes else {
             let profile = options.profile;
-            let mut sm = SessionManager::new_session(options, Some(path.to_owned()));
+            let mut sm = SessionManager::blank(options, Some(path.to_owned()));
             if profile.dialect().writes_missing_file_on_open {
                 sm.write_all()?;
             }
@@ -64,7 +64,7 @@ impl SessionManager {
         let mut header = match parsed.header.clone() {
             Ok(header) => header,
             Err(error) => {
-                let mut sm = SessionManager::new_session(options, Some(path.to_owned()));
+                let mut sm = SessionManager::blank(options, Some(path.to_owned()));
                 if has_content {
                     let keep = sibling(path, "corrupt", sm.clock.now_ms());
                     sm.storage.rename(path, &keep).map_err(|e| sm.latch(&e))?;
@@ -77,7 +77,7 @@ impl SessionManager {
             }
         };
         let mut entries = std::mem::take(&mut parsed.entries);
-        let mut sm = SessionManager::new_session(options, Some(path.to_owned()));
+        let mut sm = SessionManager::blank(options, Some(path.to_owned()));
         report.migrated = migrate(&mut header, &mut entries, sm.ids.as_mut());
         if let Some(cwd) = &header.cwd {
             sm.cwd.clone_from(cwd);
@@ -94,7 +94,7 @@ impl SessionManager {
             if report.diagnostics.iter().any(|d| loses_data(d.kind)) {
                 let keep = sibling(path, "pre-migration", sm.clock.now_ms());
                 sm.storage
-                    .write_atomic(&keep, parsed.bytes())
+                    .write_text(&keep, parsed.bytes())
                     .map_err(|e| sm.latch(&e))?;
                 report.preserved = Some(keep);
             }
@@ -124,13 +124,16 @@ impl SessionManager {
             .map_err(|_| SessionError::InvalidSource(source.to_owned()))?;
         let mut entries = parsed.entries;
         migrate(&mut header, &mut entries, options.ids.as_mut());
-        let parent = match options.profile.dialect().fork_parent {
-            ForkParent::SourcePath => source.to_string_lossy().into_owned(),
-            ForkParent::SourceId => header.id.clone(),
+        let (parent, title) = match options.profile.dialect().fork_parent {
+            ForkParent::SourcePath => (source.to_string_lossy().into_owned(), None),
+            ForkParent::SourceId => (header.id.clone(), super::rewrite::title(&header)),
         };
         target_cwd.clone_into(&mut options.cwd);
-        let mut sm = SessionManager::new_session(options, None);
+        let mut sm = SessionManager::blank(options, None);
         sm.header = sm.make_header(Some(&parent));
+        if let Some(title) = title {
+            sm.set_header_field("title", title);
+        }
         sm.file = Some(sm.default_file());
         sm.has_assistant = entries.iter().any(Entry::is_assistant);
         sm.tree = Tree::new(entries);
@@ -138,7 +141,7 @@ impl SessionManager {
         Ok(sm)
     }
 
-    pub(super) fn new_session(options: Options, file: Option<PathBuf>) -> SessionManager {
+    pub(super) fn blank(options: Options, file: Option<PathBuf>) -> SessionManager {
         let mut sm = SessionManager {
             profile: options.profile,
             storage: options.storage,
@@ -161,6 +164,7 @@ impl SessionManager {
             has_assistant: false,
             pending_blobs: Vec::new(),
             persist_error: None,
+            writer: None,
             report: LoadReport::default(),
         };
         sm.header = sm.make_header(None);
@@ -197,7 +201,7 @@ impl SessionManager {
 }
 
 /// Whether rewriting a file would drop a line with this diagnostic.
-fn loses_data(kind: DiagnosticKind) -> bool {
+pub(super) fn loses_data(kind: DiagnosticKind) -> bool {
     !matches!(
         kind,
         DiagnosticKind::BlankLine
@@ -208,7 +212,7 @@ fn loses_data(kind: DiagnosticKind) -> bool {
 }
 
 /// `NAME.<what>-<file timestamp>` beside `path`.
-fn sibling(path: &Path, what: &str, now_ms: i64) -> PathBuf {
+pub(super) fn sibling(path: &Path, what: &str, now_ms: i64) -> PathBuf {
     let mut name = path.file_name().unwrap_or_default().to_os_string();
     name.push(format!(".{what}-{}", file_timestamp(now_ms)));
     path.with_file_name(name)

@@ -9,11 +9,9 @@ const NOW: i64 = 1_764_000_000_000;
 
 /// Options over a shared in-memory filesystem snapshot.
 fn options(profile: Profile, files: &[(&str, &str)]) -> Options {
-    let mut storage = MemoryStorage::default();
+    let storage = MemoryStorage::default();
     for (path, text) in files {
-        storage
-            .files
-            .insert(PathBuf::from(path), text.as_bytes().to_vec());
+        storage.insert(PathBuf::from(path), text.as_bytes());
     }
     Options {
         profile,
@@ -191,18 +189,52 @@ fn v3_files_load_and_save_byte_identical() {
 
 #[test]
 fn write_errors_are_latched() {
-    let mut opts = options(Profile::Pi, &[]);
-    opts.storage = Box::new(MemoryStorage {
-        fail_writes: Some("disk full".into()),
-        ..MemoryStorage::default()
-    });
-    let mut sm = SessionManager::create(opts);
-    sm.append_message(user("u")).unwrap();
-    let first = sm.append_message(assistant("a")).unwrap_err();
-    assert!(matches!(first, SessionError::Persistence { .. }));
-    assert_eq!(sm.append_message(user("again")).unwrap_err(), first);
-    assert_eq!(sm.flush().unwrap_err(), first);
-    assert_eq!(sm.entries().len(), 3, "memory is updated regardless");
+    // 000 "Persistence guarantees": the first error is latched and rethrown by every later
+    // operation. The append whose write fails returns it itself where writes are
+    // synchronous (pi-mono's appendFileSync, and 003, which follows pi), and returns its
+    // id where they are queued (omp's #persistChain): the next operation sees it.
+    // (profile, file to open or a new session, whether appending u then a returns errors)
+    let cases = [
+        (Profile::Pi, None, [false, true]),
+        (Profile::Operator, None, [false, true]),
+        (Profile::Omp, None, [false, false]),
+        (Profile::Pi, Some(H), [false, true]),
+        // omp writes every append to a loaded file: u's write fails, a sees the latch.
+        (Profile::Omp, Some(H), [false, true]),
+    ];
+    for (profile, opened, errs) in cases {
+        let what = format!("{profile}, opened: {}", opened.is_some());
+        let mut opts = options(profile, &[]);
+        let mut storage = MemoryStorage::default();
+        if let Some(text) = opened {
+            storage.insert("/f.jsonl", text.as_bytes());
+        }
+        storage.fail_writes = Some("disk full".into());
+        opts.storage = Box::new(storage);
+        let mut sm = match opened {
+            Some(_) => SessionManager::open(Path::new("/f.jsonl"), opts).unwrap(),
+            None => SessionManager::create(opts),
+        };
+        let appended = [
+            sm.append_message(user("u")),
+            sm.append_message(assistant("a")),
+        ];
+        assert_eq!(appended.each_ref().map(Result::is_err), errs, "{what}");
+        let first = sm.flush().unwrap_err();
+        assert!(matches!(first, SessionError::Persistence { .. }), "{what}");
+        for error in appended.into_iter().filter_map(Result::err) {
+            assert_eq!(error, first, "{what}: the first error, every time");
+        }
+        assert_eq!(
+            sm.append_message(user("again")).unwrap_err(),
+            first,
+            "{what}"
+        );
+        assert_eq!(sm.flush().unwrap_err(), first, "{what}");
+        let ids: Vec<_> = sm.entries().iter().map(|e| e.id.as_deref()).collect();
+        assert_eq!(ids.len(), 3, "{what}: memory is updated regardless");
+        assert_eq!(sm.leaf_id(), ids[2], "{what}");
+    }
 }
 
 #[test]
@@ -410,10 +442,9 @@ fn an_in_memory_session_never_writes_a_file() {
     for profile in Profile::ALL {
         let mut opts = options(profile, &[]);
         // Any write would fail, and latch the error every later append returns.
-        opts.storage = Box::new(MemoryStorage {
-            fail_writes: Some("an in-memory session wrote".into()),
-            ..MemoryStorage::default()
-        });
+        let mut storage = MemoryStorage::default();
+        storage.fail_writes = Some("an in-memory session wrote".into());
+        opts.storage = Box::new(storage);
         let mut sm = SessionManager::in_memory(opts);
         let u1 = sm.append_message(user("u1")).unwrap();
         sm.append_message(assistant("a1")).unwrap();

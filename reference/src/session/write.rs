@@ -1,8 +1,11 @@
 //! Writing: the deferred first write, one line per append, atomic rewrites, fsync and
 //! the latched error (000 "Persistence guarantees").
 
+use std::path::{Path, PathBuf};
+
 use super::{OnDisk, SessionError, SessionManager};
 use crate::persist::{prepare, PendingBlob};
+use crate::storage::{Storage, Writer};
 use crate::{blobs, raw};
 
 impl SessionManager {
@@ -11,8 +14,9 @@ impl SessionManager {
         if let Some(error) = &self.persist_error {
             return Err(error.clone());
         }
-        if let (Some(path), true) = (self.file.clone(), self.on_disk.header) {
-            self.storage.sync(&path).map_err(|e| self.latch(&e))?;
+        if let Some((_, writer)) = &mut self.writer {
+            let synced = writer.flush().and_then(|()| writer.fsync());
+            synced.map_err(|e| self.latch(&e))?;
         }
         Ok(())
     }
@@ -29,28 +33,56 @@ impl SessionManager {
         if !(self.has_assistant || at_once) {
             return Ok(());
         }
-        if !self.on_disk.header {
-            return self.write_all();
-        }
+        let written = if self.on_disk.header {
+            self.append_new(&path)
+        } else {
+            self.write_all()
+        };
+        self.seen_by_caller(written)
+    }
+
+    /// Appends the entries that are not in the file yet, one line each.
+    fn append_new(&mut self, path: &Path) -> Result<(), SessionError> {
         self.write_blobs()?;
+        let (newline, fsync) = (self.on_disk.needs_newline, self.fsync_appends);
         let new = &self.tree.entries()[self.on_disk.entries..];
-        let mut buffer = String::new();
-        if self.on_disk.needs_newline {
-            buffer.push('\n');
-        }
-        for entry in new {
-            buffer.push_str(entry.raw.get());
-            buffer.push('\n');
-        }
-        self.storage
-            .append(&path, buffer.as_bytes())
-            .map_err(|e| self.latch(&e))?;
-        if self.fsync_appends {
-            self.storage.sync(&path).map_err(|e| self.latch(&e))?;
-        }
+        let written =
+            writer_for(&mut self.writer, self.storage.as_mut(), path).and_then(|writer| {
+                if newline {
+                    writer.write_line("")?;
+                }
+                for entry in new {
+                    writer.write_line(entry.raw.get())?;
+                }
+                if fsync {
+                    writer.fsync()?;
+                }
+                Ok(())
+            });
+        written.map_err(|e| self.latch(&e))?;
         self.on_disk.entries = self.tree.entries().len();
         self.on_disk.needs_newline = false;
         Ok(())
+    }
+
+    /// Closes the open writer, if any (before a rewrite replaces its file). Its errors
+    /// were latched when they happened.
+    pub(super) fn close_writer(&mut self) {
+        if let Some((_, mut writer)) = self.writer.take() {
+            let _ = writer.close();
+        }
+    }
+
+    /// A failed write (already latched) as the append that started it sees it: its own
+    /// error where writes are synchronous (pi-mono's `appendFileSync` throws), nothing
+    /// where they are queued (omp: the append returns before its write, whose error the
+    /// next operation rethrows; 000 "Persistence errors are latched … and rethrown on
+    /// subsequent operations").
+    fn seen_by_caller(&self, written: Result<(), SessionError>) -> Result<(), SessionError> {
+        match written {
+            Err(_) if self.profile.dialect().queues_writes => Ok(()),
+            written => written,
+        }
     }
 
     /// Writes the whole session atomically (header and every entry). Where the
@@ -79,8 +111,9 @@ impl SessionManager {
         }
         self.pending_blobs.extend(blobs);
         self.write_blobs()?;
+        self.close_writer();
         self.storage
-            .write_atomic(&path, text.as_bytes())
+            .write_text(&path, text.as_bytes())
             .map_err(|e| self.latch(&e))?;
         self.on_disk = OnDisk {
             header: true,
@@ -105,6 +138,24 @@ impl SessionManager {
             message: error.to_string(),
         });
         error.clone()
+    }
+}
+
+/// The open writer of `path` (`slot`), opened (and any other one closed) when needed.
+fn writer_for<'a>(
+    slot: &'a mut Option<(PathBuf, Box<dyn Writer>)>,
+    storage: &mut dyn Storage,
+    path: &Path,
+) -> std::io::Result<&'a mut dyn Writer> {
+    if slot.as_ref().is_none_or(|(open, _)| open != path) {
+        if let Some((_, mut old)) = slot.take() {
+            let _ = old.close();
+        }
+        *slot = Some((path.to_owned(), storage.open_writer(path)?));
+    }
+    match slot {
+        Some((_, writer)) => Ok(writer.as_mut()),
+        None => Err(std::io::Error::other("no writer")),
     }
 }
 
