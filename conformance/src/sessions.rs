@@ -12,6 +12,7 @@ use session_reference::listing::{self, SessionInfo};
 use session_reference::model::Profile;
 use session_reference::recent::{self, RecentSession};
 use session_reference::resume::{decide, find, find_counted, Match, Outcome, Scope};
+use session_reference::storage::FileStorage;
 use session_reference::store::Store;
 
 use crate::guard::printable;
@@ -64,6 +65,7 @@ impl Place {
     /// The resolution scope.
     pub fn scope(&self) -> Scope<'_> {
         Scope {
+            storage: &FileStorage,
             store: &self.store,
             cwd: &self.cwd,
             session_dir: self.session_dir.as_deref(),
@@ -88,11 +90,11 @@ impl Place {
     pub fn files(&self, all: bool) -> Vec<PathBuf> {
         if self.profile.dialect().flat_sessions {
             // 003: one flat directory; `list_full` filters a project by the header's cwd.
-            listing::session_files(&self.scope().local_dir())
+            listing::session_files(&FileStorage, &self.scope().local_dir())
         } else if all {
-            listing::project_files(&self.store.sessions_root())
+            listing::project_files(&FileStorage, &self.store.sessions_root())
         } else {
-            listing::session_files(&self.scope().local_dir())
+            listing::session_files(&FileStorage, &self.scope().local_dir())
         }
     }
 }
@@ -105,7 +107,7 @@ pub fn list_quick(place: &Place, all: bool, json: bool) -> String {
         return list_full(place, all, json);
     }
     let files = place.files(all);
-    let sessions = recent::summaries(&files);
+    let sessions = recent::summaries(&FileStorage, &files);
     if json {
         let rows: Vec<Value> = sessions.iter().map(summary_json).collect();
         return format!("{}\n", Value::Array(rows));
@@ -142,7 +144,7 @@ fn summary_json(s: &RecentSession) -> Value {
 /// `sessions list --full`: whole files, the profile's `SessionInfo` (what the resume picker shows).
 pub fn list_full(place: &Place, all: bool, json: bool) -> String {
     let sessions = if all {
-        listing::list_all(&place.store.sessions_root(), place.profile)
+        listing::list_all(&FileStorage, &place.store.sessions_root(), place.profile)
     } else {
         place.scope().local_sessions()
     };

@@ -9,10 +9,7 @@
 //! Profiles differ where their implementations do: pi keeps sessions without messages and
 //! orders by the last message's time, omp (seed 001) drops them and orders by file time.
 
-use std::fs;
-use std::io::Read;
 use std::path::{Path, PathBuf};
-use std::time::UNIX_EPOCH;
 
 use serde::Serialize;
 use serde_json::Value;
@@ -21,6 +18,7 @@ use crate::ids::{iso_timestamp, parse_iso_ms};
 use crate::model::Profile;
 use crate::parse::is_js_whitespace;
 use crate::raw::{as_string, is_truthy, RawObject};
+use crate::storage::Storage;
 
 /// One session of [`list`]: what the resume picker shows and `--resume` matches.
 #[derive(Debug, Clone, PartialEq, Serialize)]
@@ -59,49 +57,19 @@ pub struct SessionInfo {
 }
 
 /// The `*.jsonl` regular files directly in `dir`, sorted by name; empty when `dir` is missing.
-pub fn session_files(dir: &Path) -> Vec<PathBuf> {
-    let Ok(read) = fs::read_dir(dir) else {
-        return Vec::new();
-    };
-    let mut files: Vec<PathBuf> = read
-        .flatten()
-        .filter(is_file)
-        .map(|item| item.path())
-        .filter(|p| p.extension().is_some_and(|e| e == "jsonl"))
-        .collect();
-    files.sort();
-    files
-}
-
-/// Whether a directory entry is a regular file (or a link to one), mostly without a `stat`.
-fn is_file(item: &fs::DirEntry) -> bool {
-    match item.file_type() {
-        Ok(t) if t.is_symlink() => item.path().is_file(),
-        Ok(t) => t.is_file(),
-        Err(_) => false,
-    }
+pub fn session_files(storage: &dyn Storage, dir: &Path) -> Vec<PathBuf> {
+    storage.list_files(dir, "*.jsonl").unwrap_or_default()
 }
 
 /// A file's modification time in milliseconds since the epoch.
-pub fn mtime_ms(path: &Path) -> Option<i64> {
-    let modified = fs::metadata(path).ok()?.modified().ok()?;
-    let ms = match modified.duration_since(UNIX_EPOCH) {
-        Ok(d) => i64::try_from(d.as_millis()).ok()?,
-        Err(e) => -i64::try_from(e.duration().as_millis()).ok()?,
-    };
-    Some(ms)
+pub fn mtime_ms(storage: &dyn Storage, path: &Path) -> Option<i64> {
+    Some(storage.stat(path).ok()??.mtime_ms)
 }
 
 /// Reads at most `limit` bytes from the start of `path`, decoded as UTF-8 with a cut
 /// character replaced (as `TextDecoder` does).
-pub fn read_prefix(path: &Path, limit: usize) -> Option<String> {
-    let mut buf = Vec::with_capacity(limit);
-    fs::File::open(path)
-        .ok()?
-        .take(limit as u64)
-        .read_to_end(&mut buf)
-        .ok()?;
-    Some(utf8_lossy(buf))
+pub fn read_prefix(storage: &dyn Storage, path: &Path, limit: usize) -> Option<String> {
+    Some(utf8_lossy(storage.read_prefix(path, limit).ok()??))
 }
 
 /// Bytes as text without a copy when they are valid UTF-8 (the usual case); else with
@@ -164,8 +132,8 @@ impl Message {
 
 /// Builds the [`SessionInfo`] of one file; `None` when it cannot be read, its first
 /// readable line is not a `type:"session"` object, or (omp) the header has no id.
-pub fn session_info(path: &Path, profile: Profile) -> Option<SessionInfo> {
-    let text = utf8_lossy(fs::read(path).ok()?);
+pub fn session_info(storage: &dyn Storage, path: &Path, profile: Profile) -> Option<SessionInfo> {
+    let text = utf8_lossy(storage.read(path).ok()??);
     let mut lines = objects(&text);
     let header = lines.next()?;
     let dialect = profile.dialect();
@@ -176,7 +144,7 @@ pub fn session_info(path: &Path, profile: Profile) -> Option<SessionInfo> {
     if dialect.lists_need_header_id && id.as_deref().is_none_or(str::is_empty) {
         return None;
     }
-    let file_ms = mtime_ms(path)?;
+    let file_ms = mtime_ms(storage, path)?;
     let mut info = SessionInfo {
         path: path.to_path_buf(),
         id,
@@ -265,34 +233,39 @@ fn js_number(ms: i64) -> f64 {
 
 /// `SessionManager.list`: every session in `dir`, newest first (ties by path).
 /// omp drops sessions without messages (seed 001); pi keeps them (pi-mono 7.5).
-pub fn list(dir: &Path, profile: Profile) -> Vec<SessionInfo> {
-    collect(&session_files(dir), profile)
+pub fn list(storage: &dyn Storage, dir: &Path, profile: Profile) -> Vec<SessionInfo> {
+    collect(storage, &session_files(storage, dir), profile)
 }
 
 /// `SessionManager.listAll`: every session in the immediate subdirectories of the
 /// sessions root, newest first. Files directly in the root and deeper ones are ignored.
 /// In a flat store (003) every session is directly in the root.
-pub fn list_all(sessions_root: &Path, profile: Profile) -> Vec<SessionInfo> {
+pub fn list_all(storage: &dyn Storage, sessions_root: &Path, profile: Profile) -> Vec<SessionInfo> {
     if profile.dialect().flat_sessions {
-        return list(sessions_root, profile);
+        return list(storage, sessions_root, profile);
     }
-    collect(&project_files(sessions_root), profile)
+    collect(storage, &project_files(storage, sessions_root), profile)
 }
 
 /// The sessions of the project at `cwd` in `dir`: all of them, or in a flat store (003)
 /// those whose header's cwd is `cwd` ("how per-project filtering is done at list/load time").
-pub fn list_project(dir: &Path, cwd: &str, profile: Profile) -> Vec<SessionInfo> {
-    let mut infos = list(dir, profile);
+pub fn list_project(
+    storage: &dyn Storage,
+    dir: &Path,
+    cwd: &str,
+    profile: Profile,
+) -> Vec<SessionInfo> {
+    let mut infos = list(storage, dir, profile);
     if profile.dialect().flat_sessions {
         infos.retain(|info| info.cwd == cwd);
     }
     infos
 }
 
-fn collect(files: &[PathBuf], profile: Profile) -> Vec<SessionInfo> {
+fn collect(storage: &dyn Storage, files: &[PathBuf], profile: Profile) -> Vec<SessionInfo> {
     let mut infos: Vec<SessionInfo> = files
         .iter()
-        .filter_map(|f| session_info(f, profile))
+        .filter_map(|f| session_info(storage, f, profile))
         .filter(|info| profile.dialect().lists_sessions_without_messages || info.message_count > 0)
         .collect();
     infos.sort_by(|a, b| {
@@ -305,9 +278,9 @@ fn collect(files: &[PathBuf], profile: Profile) -> Vec<SessionInfo> {
 
 /// The header of a session file as the newest-file lookup accepts it: pi reads the first
 /// line of a 512-byte window strictly; omp the first readable line of a 4 KB prefix.
-fn has_valid_header(path: &Path, profile: Profile) -> bool {
+fn has_valid_header(storage: &dyn Storage, path: &Path, profile: Profile) -> bool {
     let dialect = profile.dialect();
-    let Some(text) = read_prefix(path, dialect.header_window) else {
+    let Some(text) = read_prefix(storage, path, dialect.header_window) else {
         return false;
     };
     let header = if dialect.header_on_first_line {
@@ -326,47 +299,36 @@ fn has_valid_header(path: &Path, profile: Profile) -> bool {
 
 /// `findMostRecentSession`: the newest `*.jsonl` file in `dir` (by modification time)
 /// whose header is valid, ties by path; `None` when there is none.
-pub fn find_most_recent(dir: &Path, profile: Profile) -> Option<PathBuf> {
-    session_files(dir)
+pub fn find_most_recent(storage: &dyn Storage, dir: &Path, profile: Profile) -> Option<PathBuf> {
+    session_files(storage, dir)
         .into_iter()
-        .filter(|p| has_valid_header(p, profile))
-        .filter_map(|p| Some((mtime_ms(&p)?, p)))
+        .filter(|p| has_valid_header(storage, p, profile))
+        .filter_map(|p| Some((mtime_ms(storage, &p)?, p)))
         .min_by(|(ta, pa), (tb, pb)| tb.cmp(ta).then_with(|| pa.cmp(pb)))
         .map(|(_, p)| p)
 }
 
-/// The session files of every project folder under `sessions_root` (as [`list_all`] reads them).
-pub fn project_files(sessions_root: &Path) -> Vec<PathBuf> {
-    let Ok(read) = fs::read_dir(sessions_root) else {
-        return Vec::new();
-    };
-    let mut files: Vec<PathBuf> = read
-        .flatten()
-        .map(|item| item.path())
-        .filter(|p| p.is_dir())
-        .flat_map(|dir| session_files(&dir))
-        .collect();
-    files.sort();
-    files
+/// The session files of every project folder under `sessions_root` (as [`list_all`]
+/// reads them); a folder reached through a link is not entered.
+pub fn project_files(storage: &dyn Storage, sessions_root: &Path) -> Vec<PathBuf> {
+    storage
+        .list_files(sessions_root, "*/*.jsonl")
+        .unwrap_or_default()
 }
 
 #[cfg(test)]
 mod tests {
     use super::*;
     use crate::recent::file_stem;
-    use std::time::{Duration, SystemTime};
+    use crate::storage::MemoryStorage;
 
     const HEADER: &str = r#"{"type":"session","version":3,"id":"s1","timestamp":"2026-01-01T00:00:00.000Z","cwd":"/p"}"#;
 
-    fn write(dir: &Path, name: &str, text: &str, mtime_s: u64) -> PathBuf {
+    /// The listings read through a [`Storage`]: these tests list files held in memory.
+    fn write(storage: &MemoryStorage, dir: &Path, name: &str, text: &str, mtime_s: i64) -> PathBuf {
         let path = dir.join(name);
-        if let Some(parent) = path.parent() {
-            fs::create_dir_all(parent).expect("dir");
-        }
-        fs::write(&path, text).expect("write");
-        let file = fs::File::options().write(true).open(&path).expect("open");
-        file.set_modified(SystemTime::UNIX_EPOCH + Duration::from_secs(mtime_s))
-            .expect("set mtime");
+        storage.insert(&path, text);
+        storage.set_mtime(&path, mtime_s * 1000);
         path
     }
 
@@ -378,7 +340,7 @@ mod tests {
 
     #[test]
     fn session_info_reads_every_field_of_each_profile() {
-        let dir = tempfile::tempdir().expect("dir");
+        let (storage, dir) = (MemoryStorage::default(), Path::new("/s"));
         let text = [
             HEADER.replace(r#""cwd":"/p""#, r#""cwd":"/p","title":"T","parentSession":"/x.jsonl""#),
             user("u1", r#"[{"type":"text","text":"hello"},{"type":"image","data":"AA"},{"type":"text","text":"world"}]"#),
@@ -388,8 +350,8 @@ mod tests {
             r#"{"type":"compaction","id":"c1","parentId":"i1","timestamp":"2026-01-04T00:00:00.000Z","summary":"s","shortSummary":"short","firstKeptEntryId":"u1","tokensBefore":1}"#.to_owned(),
         ]
         .join("\n");
-        let path = write(dir.path(), "a.jsonl", &text, 1_000);
-        let pi = session_info(&path, Profile::Pi).expect("listed");
+        let path = write(&storage, dir, "a.jsonl", &text, 1_000);
+        let pi = session_info(&storage, &path, Profile::Pi).expect("listed");
         assert_eq!(pi.message_count, 3);
         assert_eq!(pi.first_message, "hello world");
         assert_eq!(pi.all_messages_text, "hello world answer");
@@ -401,7 +363,7 @@ mod tests {
         );
         assert_eq!(pi.created.as_deref(), Some("2026-01-01T00:00:00.000Z"));
         assert_eq!(pi.parent_session_path, Some(Value::from("/x.jsonl")));
-        let omp = session_info(&path, Profile::Omp).expect("listed");
+        let omp = session_info(&storage, &path, Profile::Omp).expect("listed");
         assert_eq!(omp.title, Some(Value::from("T")));
         assert_eq!(omp.name, None);
         assert_eq!(omp.modified, iso_timestamp(1_000_000), "the file time");
@@ -409,60 +371,68 @@ mod tests {
 
     #[test]
     fn list_orders_newest_first_and_omp_drops_sessions_without_messages() {
-        let dir = tempfile::tempdir().expect("dir");
+        let (storage, dir) = (MemoryStorage::default(), Path::new("/s"));
         write(
-            dir.path(),
+            &storage,
+            dir,
             "old.jsonl",
             &format!("{HEADER}\n{}\n", user("u1", r#""old""#)),
             100,
         );
-        write(dir.path(), "empty.jsonl", &format!("{HEADER}\n"), 300);
+        write(&storage, dir, "empty.jsonl", &format!("{HEADER}\n"), 300);
         write(
-            dir.path(),
+            &storage,
+            dir,
             "new.jsonl",
             &format!("{HEADER}\n{}\n", user("u1", r#""new""#)),
             200,
         );
-        write(dir.path(), "garbage.jsonl", "not json\n", 400);
-        write(dir.path(), "notes.txt", &format!("{HEADER}\n"), 500);
+        write(&storage, dir, "garbage.jsonl", "not json\n", 400);
+        write(&storage, dir, "notes.txt", &format!("{HEADER}\n"), 500);
         let names = |infos: Vec<SessionInfo>| -> Vec<String> {
             infos.iter().map(|i| file_stem(&i.path)).collect()
         };
-        assert_eq!(names(list(dir.path(), Profile::Omp)), ["new", "old"]);
+        assert_eq!(names(list(&storage, dir, Profile::Omp)), ["new", "old"]);
         // pi orders by the message time (equal here), then by path; the header-only file
         // falls back to the header time, which is older.
         assert_eq!(
-            names(list(dir.path(), Profile::Pi)),
+            names(list(&storage, dir, Profile::Pi)),
             ["new", "old", "empty"]
         );
-        assert!(list(&dir.path().join("missing"), Profile::Pi).is_empty());
+        assert!(list(&storage, &dir.join("missing"), Profile::Pi).is_empty());
     }
 
     #[test]
     fn list_all_reads_only_immediate_project_folders() {
-        let dir = tempfile::tempdir().expect("dir");
+        let (storage, dir) = (MemoryStorage::default(), Path::new("/s"));
         let body = format!("{HEADER}\n{}\n", user("u1", r#""x""#));
-        write(dir.path(), "top.jsonl", &body, 1);
-        write(dir.path(), "--p--/ok.jsonl", &body, 1);
-        write(dir.path(), "--p--/nested/deep.jsonl", &body, 1);
-        let all = list_all(dir.path(), Profile::Pi);
+        write(&storage, dir, "top.jsonl", &body, 1);
+        write(&storage, dir, "--p--/ok.jsonl", &body, 1);
+        write(&storage, dir, "--p--/nested/deep.jsonl", &body, 1);
+        let all = list_all(&storage, dir, Profile::Pi);
         assert_eq!(all.len(), 1);
         assert!(all[0].path.ends_with("--p--/ok.jsonl"));
     }
 
     #[test]
     fn most_recent_needs_a_valid_header_in_the_profile_window() {
-        let dir = tempfile::tempdir().expect("dir");
+        let (storage, dir) = (MemoryStorage::default(), Path::new("/s"));
         let long_cwd = HEADER.replace("/p", &format!("/{}", "c".repeat(600)));
-        write(dir.path(), "a.jsonl", &format!("{HEADER}\n"), 100);
-        write(dir.path(), "long.jsonl", &format!("{long_cwd}\n"), 200);
-        write(dir.path(), "bom.jsonl", &format!("\u{feff}{HEADER}\n"), 300);
-        write(dir.path(), "bad.jsonl", "garbage\n", 400);
-        let pick = |p| find_most_recent(dir.path(), p).map(|f| file_stem(&f));
+        write(&storage, dir, "a.jsonl", &format!("{HEADER}\n"), 100);
+        write(&storage, dir, "long.jsonl", &format!("{long_cwd}\n"), 200);
+        write(
+            &storage,
+            dir,
+            "bom.jsonl",
+            &format!("\u{feff}{HEADER}\n"),
+            300,
+        );
+        write(&storage, dir, "bad.jsonl", "garbage\n", 400);
+        let pick = |p| find_most_recent(&storage, dir, p).map(|f| file_stem(&f));
         assert_eq!(pick(Profile::Pi).as_deref(), Some("a"));
         assert_eq!(pick(Profile::Omp).as_deref(), Some("bom"));
         assert_eq!(
-            find_most_recent(&dir.path().join("none"), Profile::Pi),
+            find_most_recent(&storage, &dir.join("none"), Profile::Pi),
             None
         );
     }

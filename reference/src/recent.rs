@@ -11,6 +11,7 @@ use crate::ids::iso_timestamp;
 use crate::listing::{mtime_ms, objects, read_prefix, session_files, Message};
 use crate::parse::is_js_whitespace;
 use crate::raw::{as_string, is_truthy, RawObject};
+use crate::storage::Storage;
 
 /// How many bytes of each file [`recent`] reads (seed 000: `readTextPrefix(…, 4096)`).
 pub const PREFIX_BYTES: usize = 4096;
@@ -56,8 +57,13 @@ pub struct RecentSession {
 /// from a 4 KB prefix, named by title → first user prompt → header id → file name.
 /// With `now_ms` (the clock, milliseconds since the epoch) each also gets its
 /// [`RecentSession::time_ago`].
-pub fn recent(dir: &Path, limit: usize, now_ms: Option<i64>) -> Vec<RecentSession> {
-    let mut sessions = summaries(&session_files(dir));
+pub fn recent(
+    storage: &dyn Storage,
+    dir: &Path,
+    limit: usize,
+    now_ms: Option<i64>,
+) -> Vec<RecentSession> {
+    let mut sessions = summaries(storage, &session_files(storage, dir));
     sessions.truncate(limit);
     if let Some(now) = now_ms {
         for session in &mut sessions {
@@ -104,8 +110,9 @@ fn us_date(ms: i64) -> String {
 
 /// The [`RecentSession`] of every file with a valid header, newest first (ties by path):
 /// a 4 KB prefix each, so a store of thousands of sessions lists quickly.
-pub fn summaries(files: &[PathBuf]) -> Vec<RecentSession> {
-    let mut sessions: Vec<RecentSession> = files.iter().filter_map(|p| summary(p)).collect();
+pub fn summaries(storage: &dyn Storage, files: &[PathBuf]) -> Vec<RecentSession> {
+    let mut sessions: Vec<RecentSession> =
+        files.iter().filter_map(|p| summary(storage, p)).collect();
     sessions.sort_by(|a, b| {
         b.mtime_ms
             .cmp(&a.mtime_ms)
@@ -114,8 +121,8 @@ pub fn summaries(files: &[PathBuf]) -> Vec<RecentSession> {
     sessions
 }
 
-fn summary(path: &Path) -> Option<RecentSession> {
-    let text = read_prefix(path, PREFIX_BYTES)?;
+fn summary(storage: &dyn Storage, path: &Path) -> Option<RecentSession> {
+    let text = read_prefix(storage, path, PREFIX_BYTES)?;
     let complete = text.len() < PREFIX_BYTES;
     let mut lines = objects(&text);
     let header = lines.next()?;
@@ -140,7 +147,7 @@ fn summary(path: &Path) -> Option<RecentSession> {
         .or_else(|| first_prompt.as_deref().and_then(sanitize_name))
         .or_else(|| sanitize_name(&id))
         .unwrap_or_else(|| file_stem(path));
-    let mtime_ms = mtime_ms(path)?;
+    let mtime_ms = mtime_ms(storage, path)?;
     Some(RecentSession {
         path: path.to_path_buf(),
         mtime: iso_timestamp(mtime_ms),
@@ -209,6 +216,7 @@ pub fn truncate_name(name: &str) -> String {
 #[cfg(test)]
 mod tests {
     use super::*;
+    use crate::storage::FileStorage;
     use std::fs;
     use std::time::{Duration, SystemTime};
 
@@ -277,13 +285,13 @@ mod tests {
         );
         write(dir.path(), "f.jsonl", &format!("{blank_id}\n"), 2);
         write(dir.path(), "x.jsonl", "{\"type\":\"session\"}\n", 1);
-        let got: Vec<String> = recent(dir.path(), 10, None)
+        let got: Vec<String> = recent(&FileStorage, dir.path(), 10, None)
             .into_iter()
             .map(|r| r.name)
             .collect();
         assert_eq!(got, ["My", "prompt here", "s1", "f"]);
-        assert_eq!(recent(dir.path(), 2, None).len(), 2);
-        let ago: Vec<Option<String>> = recent(dir.path(), 2, Some(5_000 + 120_000))
+        assert_eq!(recent(&FileStorage, dir.path(), 2, None).len(), 2);
+        let ago: Vec<Option<String>> = recent(&FileStorage, dir.path(), 2, Some(5_000 + 120_000))
             .into_iter()
             .map(|r| r.time_ago)
             .collect();

@@ -10,6 +10,7 @@ use serde::Serialize;
 use crate::listing::{find_most_recent, list, list_all, list_project, SessionInfo};
 use crate::model::Profile;
 use crate::session::{Options, SessionError, SessionManager};
+use crate::storage::Storage;
 use crate::store::{
     is_path_like, normalize_path, read_breadcrumb, write_breadcrumb, Breadcrumb, Store,
 };
@@ -30,6 +31,8 @@ pub enum Match {
 /// Where resolution looks.
 #[derive(Debug, Clone)]
 pub struct Scope<'a> {
+    /// The files (000's `SessionStorage`): the disk, or memory.
+    pub storage: &'a dyn Storage,
     /// The store (its sessions root is what `listAll` scans).
     pub store: &'a Store,
     /// The current working directory.
@@ -59,9 +62,9 @@ impl Scope<'_> {
     /// This project's sessions: the local directory's, in a flat store only those whose header's cwd is this one.
     pub fn local_sessions(&self) -> Vec<SessionInfo> {
         if self.session_dir.is_some() {
-            return list(&self.local_dir(), self.profile);
+            return list(self.storage, &self.local_dir(), self.profile);
         }
-        list_project(&self.local_dir(), self.cwd, self.profile)
+        list_project(self.storage, &self.local_dir(), self.cwd, self.profile)
     }
 }
 
@@ -85,7 +88,10 @@ pub fn find_counted(value: &str, scope: &Scope<'_>) -> (Match, usize) {
     if scope.profile.dialect().session_dir_is_the_only_scope && scope.session_dir.is_some() {
         return (Match::None, 0);
     }
-    let (global, n) = first_and_count(list_all(&scope.store.sessions_root(), scope.profile), value);
+    let (global, n) = first_and_count(
+        list_all(scope.storage, &scope.store.sessions_root(), scope.profile),
+        value,
+    );
     (global.map_or(Match::None, Match::Global), n)
 }
 
@@ -93,7 +99,11 @@ pub fn find_counted(value: &str, scope: &Scope<'_>) -> (Match, usize) {
 pub fn count_matches(value: &str, scope: &Scope<'_>) -> (usize, usize) {
     (
         first_and_count(scope.local_sessions(), value).1,
-        first_and_count(list_all(&scope.store.sessions_root(), scope.profile), value).1,
+        first_and_count(
+            list_all(scope.storage, &scope.store.sessions_root(), scope.profile),
+            value,
+        )
+        .1,
     )
 }
 
@@ -203,7 +213,7 @@ pub fn continue_target(scope: &Scope<'_>, terminal: Option<&str>) -> ContinueTar
             return ContinueTarget::Breadcrumb(crumb.file);
         }
     }
-    find_most_recent(&scope.local_dir(), scope.profile)
+    find_most_recent(scope.storage, &scope.local_dir(), scope.profile)
         .map_or(ContinueTarget::New, ContinueTarget::Newest)
 }
 
@@ -238,6 +248,7 @@ pub fn continue_recent(
 #[cfg(test)]
 mod tests {
     use super::*;
+    use crate::storage::FileStorage;
     use std::fs;
     use std::time::{Duration, SystemTime};
 
@@ -269,6 +280,7 @@ mod tests {
         session(&there, "c.jsonl", "cccc3333", "/there", 1);
         for profile in [Profile::Pi, Profile::Omp] {
             let scope = Scope {
+                storage: &FileStorage,
                 store: &store,
                 cwd: "/here",
                 session_dir: None,
@@ -333,6 +345,7 @@ mod tests {
             }
         }
         let forced = Scope {
+            storage: &FileStorage,
             store: &store,
             cwd: "/here",
             session_dir: Some(&here),
@@ -355,6 +368,7 @@ mod tests {
         session(&store.session_dir("/there"), "c.jsonl", "cccc", "/there", 4);
         for profile in [Profile::Pi, Profile::Omp] {
             let scope = |cwd| Scope {
+                storage: &FileStorage,
                 store: &store,
                 cwd,
                 session_dir: None,
@@ -387,6 +401,7 @@ mod tests {
         let old = session(&dir, "old.jsonl", "s-old", "/p", 1);
         let new = session(&dir, "new.jsonl", "s-new", "/p", 2);
         let scope = Scope {
+            storage: &FileStorage,
             store: &store,
             cwd: "/p",
             session_dir: None,
@@ -411,6 +426,7 @@ mod tests {
             "unknown terminal"
         );
         let pi = Scope {
+            storage: &FileStorage,
             profile: Profile::Pi,
             ..scope.clone()
         };
@@ -433,6 +449,7 @@ mod tests {
             "deleted file"
         );
         let empty = Scope {
+            storage: &FileStorage,
             cwd: "/empty",
             ..scope.clone()
         };
@@ -453,6 +470,7 @@ mod tests {
         let dir = store.session_dir("/p");
         session(&dir, "s.jsonl", "s1", "/p", 1);
         let scope = Scope {
+            storage: &FileStorage,
             store: &store,
             cwd: "/p",
             session_dir: None,

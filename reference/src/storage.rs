@@ -37,7 +37,7 @@ pub struct Stat {
 }
 
 /// The filesystem operations the session manager and the listings use.
-pub trait Storage {
+pub trait Storage: std::fmt::Debug {
     /// Creates a folder and its parents (`ensureDirSync`).
     fn ensure_dir(&mut self, dir: &Path) -> io::Result<()>;
     /// Whether a file exists (`existsSync`, `exists`).

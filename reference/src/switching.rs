@@ -122,6 +122,7 @@ fn absolute(file: &Path) -> PathBuf {
 mod tests {
     use super::*;
     use crate::model::Profile;
+    use crate::storage::FileStorage;
     use crate::store::{read_breadcrumb, Store};
     use std::fs;
 
@@ -142,6 +143,7 @@ mod tests {
 
     fn run(store: &Store, profile: Profile, how: Start<'_>) -> Started {
         let scope = Scope {
+            storage: &FileStorage,
             store,
             cwd: "/p",
             session_dir: None,

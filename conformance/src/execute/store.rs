@@ -17,6 +17,7 @@ use session_reference::recent::recent;
 use session_reference::resume::{continue_recent, decide, find, picker, Match, Outcome, Scope};
 use session_reference::search::search;
 use session_reference::session::{Options, SessionError, SessionManager};
+use session_reference::storage::FileStorage;
 use session_reference::store::{terminal_id, Store, AGENT_DIR_ENV};
 use session_reference::switching::{start, Start};
 
@@ -56,6 +57,7 @@ impl Place {
 
     fn scope(&self, profile: Profile) -> Scope<'_> {
         Scope {
+            storage: &FileStorage,
             store: &self.store,
             cwd: &self.cwd,
             session_dir: self.session_dir.as_deref(),
@@ -100,7 +102,7 @@ fn exception(message: impl Into<String>) -> SessionError {
 pub fn list_op(dir: &Path, args: &Value, profile: Profile) -> Result<Value, SessionError> {
     let place = Place::of(dir, args, profile)?;
     let sessions: Vec<SessionInfo> = if args["all"].as_bool() == Some(true) {
-        list_all(&place.store.sessions_root(), profile)
+        list_all(&FileStorage, &place.store.sessions_root(), profile)
     } else {
         place.scope(profile).local_sessions()
     };
@@ -121,7 +123,12 @@ pub fn recent_op(dir: &Path, args: &Value) -> Result<Value, SessionError> {
         ),
         None => None,
     };
-    let sessions = recent(&place.scope(Profile::Omp).local_dir(), limit, now);
+    let sessions = recent(
+        &FileStorage,
+        &place.scope(Profile::Omp).local_dir(),
+        limit,
+        now,
+    );
     Ok(json!({ "sessions": sessions }))
 }
 
