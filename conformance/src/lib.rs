@@ -29,6 +29,7 @@ pub mod corpus;
 pub mod crash;
 pub mod divergences;
 pub mod execute;
+pub mod faults;
 pub mod fuzz;
 pub mod guard;
 pub mod harness;

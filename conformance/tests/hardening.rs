@@ -193,6 +193,7 @@ fn the_reference_refuses_paths_out_of_the_case() {
             args: Args::from_text(
                 serde_json::value::RawValue::from_string(args.to_string()).expect("json"),
             ),
+            faults: Vec::new(),
         };
         let response = session_conformance::execute::execute(request);
         let error = response
@@ -356,6 +357,7 @@ fn load_request(args: &Value) -> Request {
         args: Args::from_text(
             serde_json::value::RawValue::from_string(args.to_string()).expect("json"),
         ),
+        faults: Vec::new(),
     }
 }
 
