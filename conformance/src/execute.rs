@@ -270,9 +270,10 @@ fn start(
     })
 }
 
-/// The `reopen` step (`PROTOCOL.md` "Faults"): the session is dropped, its writer
-/// closed, and its file opened again with the same storage, whose faults that fired
-/// stay lifted; returns `null`. A session without a file is an error.
+/// The `reopen` step (`PROTOCOL.md` "Faults"): the session is flushed and dropped, its
+/// writer closed, and its file opened again with the same storage, whose faults that
+/// fired stay lifted; returns `null`, or the flush's (latched) error once the file is
+/// open again. A session without a file is an error.
 fn reopen(
     sm: &mut SessionManager,
     dir: &Path,
@@ -286,11 +287,12 @@ fn reopen(
             path: PathBuf::new(),
             message: "reopen: the session has no file".into(),
         })?;
+    let closed = sm.flush();
     let options = options_with(dir, profile, faults);
     // The old session goes first: its writer is closed before the file is read.
     *sm = SessionManager::in_memory(options_with(dir, profile, faults));
     *sm = SessionManager::open(&file, options)?;
-    Ok(Value::Null)
+    closed.map(|()| Value::Null)
 }
 
 /// `persist`: a user message, then `message` (moved: it may carry 500,000-character strings).
