@@ -59,6 +59,10 @@ pub struct CaseFile {
     /// Categories the case belongs to ([`TAGS`]), which expected-divergence lists can name.
     #[serde(default, skip_serializing_if = "Vec::is_empty")]
     pub tags: Vec<String>,
+    /// Faults the implementation's storage raises during the request (`PROTOCOL.md`
+    /// "Faults"); a case with faults is skipped by an adapter without the `faults` capability.
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub faults: Vec<crate::faults::Fault>,
 }
 
 /// The tags a case may carry (`corpus/README.md` "Tags"), with what each means.
@@ -424,6 +428,7 @@ pub fn load_case(dir: &Path) -> Result<Case, CorpusError> {
                     safety: Vec::new(),
                     mtimes: BTreeMap::new(),
                     dir_inputs: Vec::new(),
+                    faults: Vec::new(),
                 },
                 dir: dir.to_path_buf(),
                 group,
@@ -497,6 +502,7 @@ fn refusal(file: &CaseFile, inputs: &BTreeMap<String, Vec<u8>>) -> Option<String
         };
         named
             .find_map(outside)
+            .or_else(|| file.faults.iter().find_map(crate::faults::Fault::refusal))
             .or_else(|| file.profiles.iter().find_map(unknown))
             .or_else(|| file.mtimes.iter().find_map(mtimes))
     })

@@ -12,6 +12,7 @@ use session_reference::session::{NewSession, Options, SessionError, SessionManag
 use session_reference::store::Store;
 
 pub use self::call::Call;
+use crate::faults::{Fault, FaultyStorage};
 use crate::normalize::object;
 use crate::protocol::{Capability, Hello, Operation, Request, Response};
 
@@ -31,7 +32,7 @@ pub fn hello(profile: Profile) -> Hello {
             .into_iter()
             .filter(|op| profile == Profile::Omp || !op.is_omp_only())
             .collect(),
-        capabilities: vec![Capability::Diagnostics],
+        capabilities: vec![Capability::Diagnostics, Capability::Faults],
     }
 }
 
@@ -54,8 +55,8 @@ pub fn execute(request: Request) -> Response {
         Operation::Load => load(&dir, &args, profile),
         Operation::Context => context(&dir, &args, profile),
         Operation::Tree => tree(&dir, &args, profile),
-        Operation::Apply => apply(&dir, &args, profile),
-        Operation::Persist => persist(&dir, args["message"].take(), profile),
+        Operation::Apply => apply(&dir, &args, profile, &request.faults),
+        Operation::Persist => persist(&dir, args["message"].take(), profile, &request.faults),
         ref op if profile != Profile::Omp && op.is_omp_only() => {
             return Response::unsupported(case)
         }
@@ -91,6 +92,21 @@ pub fn options(dir: &Path, profile: Profile) -> Options {
     let mut options = Options::new(profile, dir.to_string_lossy(), dir.join("sessions"));
     options.blob_dir = dir.join("home/.omp/agent/blobs");
     options
+}
+
+/// [`options`] whose storage raises `faults` (`PROTOCOL.md` "Faults"): one
+/// [`FaultyStorage`] over the file storage, shared by every session the request opens.
+fn options_with(dir: &Path, profile: Profile, faults: Option<&FaultyStorage>) -> Options {
+    let mut options = options(dir, profile);
+    if let Some(storage) = faults {
+        options.storage = Box::new(storage.clone());
+    }
+    options
+}
+
+/// The faulty storage of a request's faults; `None` when it has none.
+fn faulty(dir: &Path, faults: &[Fault]) -> Option<FaultyStorage> {
+    (!faults.is_empty()).then(|| FaultyStorage::new(dir, faults))
 }
 
 /// `name` inside the case directory `dir`: a path that is absolute or climbs out with
@@ -198,12 +214,23 @@ pub fn tree_output(sm: &SessionManager) -> Value {
     object([("nodes", Value::Array(nodes))])
 }
 
-fn apply(dir: &Path, args: &Value, profile: Profile) -> Result<Value, SessionError> {
-    let mut sm = start(dir, args, profile)?;
+fn apply(
+    dir: &Path,
+    args: &Value,
+    profile: Profile,
+    faults: &[Fault],
+) -> Result<Value, SessionError> {
+    let faults = faulty(dir, faults);
+    let mut sm = start(dir, args, profile, faults.as_ref())?;
     let mut results: Vec<Value> = Vec::new();
     for step in args["steps"].as_array().into_iter().flatten() {
         let step = substitute(step, &results);
-        let result = run_step(&mut sm, &step, profile, dir).unwrap_or_else(
+        let result = if step["call"] == "reopen" {
+            reopen(&mut sm, dir, profile, faults.as_ref())
+        } else {
+            run_step(&mut sm, &step, profile, dir)
+        };
+        let result = result.unwrap_or_else(
             |e| json!({"error": {"kind": error_kind(&e), "message": e.to_string()}}),
         );
         results.push(result);
@@ -218,8 +245,13 @@ fn apply(dir: &Path, args: &Value, profile: Profile) -> Result<Value, SessionErr
 
 /// The session an `apply` runs on: `SessionManager.inMemory(cwd)` for `inMemory: true`,
 /// `open` of a file, 003's `fork_from` (`forkFrom` in every profile), or a new one.
-fn start(dir: &Path, args: &Value, profile: Profile) -> Result<SessionManager, SessionError> {
-    let mut options = options(dir, profile);
+fn start(
+    dir: &Path,
+    args: &Value,
+    profile: Profile,
+    faults: Option<&FaultyStorage>,
+) -> Result<SessionManager, SessionError> {
+    let mut options = options_with(dir, profile, faults);
     if let Some(file) = args["open"].as_str() {
         // `open` takes the header's (or the process's) cwd.
         return SessionManager::open(&inside(dir, file)?, options);
@@ -238,9 +270,39 @@ fn start(dir: &Path, args: &Value, profile: Profile) -> Result<SessionManager, S
     })
 }
 
+/// The `reopen` step (`PROTOCOL.md` "Faults"): the session is flushed and dropped, its
+/// writer closed, and its file opened again with the same storage, whose faults that
+/// fired stay lifted; returns `null`, or the flush's (latched) error once the file is
+/// open again. A session without a file is an error.
+fn reopen(
+    sm: &mut SessionManager,
+    dir: &Path,
+    profile: Profile,
+    faults: Option<&FaultyStorage>,
+) -> Result<Value, SessionError> {
+    let file = sm
+        .session_file()
+        .map(Path::to_path_buf)
+        .ok_or_else(|| SessionError::Io {
+            path: PathBuf::new(),
+            message: "reopen: the session has no file".into(),
+        })?;
+    let closed = sm.flush();
+    let options = options_with(dir, profile, faults);
+    // The old session goes first: its writer is closed before the file is read.
+    *sm = SessionManager::in_memory(options_with(dir, profile, faults));
+    *sm = SessionManager::open(&file, options)?;
+    closed.map(|()| Value::Null)
+}
+
 /// `persist`: a user message, then `message` (moved: it may carry 500,000-character strings).
-fn persist(dir: &Path, message: Value, profile: Profile) -> Result<Value, SessionError> {
-    let mut options = options(dir, profile);
+fn persist(
+    dir: &Path,
+    message: Value,
+    profile: Profile,
+    faults: &[Fault],
+) -> Result<Value, SessionError> {
+    let mut options = options_with(dir, profile, faulty(dir, faults).as_ref());
     "/proj".clone_into(&mut options.cwd);
     let mut sm = SessionManager::create(options);
     let first = sm.append_message(json!({"role":"user","content":"go","timestamp":1}))?;
@@ -531,7 +593,7 @@ pub fn execute_acked(request: &Request, ack: &mut dyn FnMut(&Value)) -> Option<R
     };
     let dir = PathBuf::from(&request.dir);
     let args = request.args.value();
-    let mut sm = match start(&dir, args, profile) {
+    let mut sm = match start(&dir, args, profile, faulty(&dir, &request.faults).as_ref()) {
         Ok(sm) => sm,
         Err(e) => return Some(Response::error(case, error_kind(&e), e.to_string())),
     };

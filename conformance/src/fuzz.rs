@@ -179,6 +179,7 @@ fn make_case(
         mtimes: BTreeMap::new(),
         dir_inputs: Vec::new(),
         tags: Vec::new(),
+        faults: Vec::new(),
     };
     let mut inputs = BTreeMap::new();
     if n % 2 == 1 {

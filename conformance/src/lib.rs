@@ -9,7 +9,7 @@
 //! [`normalize`] (renaming of created ids and times), [`compare`] (values, not
 //! spellings; the first difference; aligned ids), [`divergences`] (expected-divergence
 //! lists: ids, globs, tags, entry types, signatures),
-//! [`execute`] (the reference as an adapter), [`adapter`] (processes),
+//! [`execute`] (the reference as an adapter), [`faults`] (storage faults as case data), [`adapter`] (processes),
 //! [`runner`] (one case), [`harness`] (a whole run, bless), [`report`] (outputs),
 //! [`inspect`] (the `load`/`context`/`tree` commands), [`sessions`] (the `sessions` command over a real store), [`schema`] (JSON Schemas), [`fuzz`] (generated cases, differential testing), [`matrix`] (several runs' reports as one conformance matrix: Markdown and HTML).
 //!
@@ -29,6 +29,7 @@ pub mod corpus;
 pub mod crash;
 pub mod divergences;
 pub mod execute;
+pub mod faults;
 pub mod fuzz;
 pub mod guard;
 pub mod harness;

@@ -154,6 +154,8 @@ pub enum Capability {
     /// `own-file-names`: created file names are not part of the contract; files are
     /// matched by content and role.
     OwnFileNames,
+    /// `faults`: the adapter applies a request's `faults` (`PROTOCOL.md` "Faults").
+    Faults,
     /// A name the kit does not know, kept as written (and otherwise ignored).
     Other(String),
 }
@@ -164,16 +166,21 @@ impl Capability {
         match self {
             Capability::Diagnostics => "diagnostics",
             Capability::OwnFileNames => "own-file-names",
+            Capability::Faults => "faults",
             Capability::Other(name) => name,
         }
     }
 
     /// The capability named `name`; [`Capability::Other`] when the kit does not know it.
     pub fn from_name(name: &str) -> Capability {
-        [Capability::Diagnostics, Capability::OwnFileNames]
-            .into_iter()
-            .find(|c| c.name() == name)
-            .unwrap_or_else(|| Capability::Other(name.to_owned()))
+        [
+            Capability::Diagnostics,
+            Capability::OwnFileNames,
+            Capability::Faults,
+        ]
+        .into_iter()
+        .find(|c| c.name() == name)
+        .unwrap_or_else(|| Capability::Other(name.to_owned()))
     }
 }
 
@@ -255,6 +262,10 @@ pub struct Request {
     /// The operation's arguments, templates expanded.
     #[schemars(with = "Value")]
     pub args: Args,
+    /// The case's faults (`PROTOCOL.md` "Faults"), sent only to an adapter that declares
+    /// the `faults` capability; absent when the case has none.
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub faults: Vec<crate::faults::Fault>,
 }
 
 /// A request's arguments: a JSON value, or, when the runner made them, their JSON

@@ -227,6 +227,7 @@ pub fn produce_with(
         profile: profile.name().into(),
         dir: dir_text.clone(),
         args,
+        faults: case.file.faults.clone(),
     };
     let response = adapter.call(&request, timeout).map_err(|f| match f {
         Failure::Timeout => (
@@ -445,6 +446,13 @@ fn compare_case(
         result
             .notes
             .push(format!("adapter does not support {}", case.file.op));
+        return apply_divergence(result, case, divergences, &[]);
+    }
+    if !case.file.faults.is_empty() && !hello.has(&Capability::Faults) {
+        result.status = Status::Skipped;
+        result
+            .notes
+            .push("adapter does not declare the faults capability".into());
         return apply_divergence(result, case, divergences, &[]);
     }
     let extra_types: Vec<&str> = divergences.extra_entry_types().map(|(t, _)| t).collect();

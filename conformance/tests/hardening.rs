@@ -115,6 +115,12 @@ fn corpus_errors_fail_their_case_and_the_run_goes_on() {
         "mtimes-outside",
         &json!({"mtimes": {"../session.jsonl": "2026-01-01T00:00:00.000Z"}}),
     );
+    case(
+        root.path(),
+        9,
+        "fault-outside",
+        &json!({"op": "apply", "faults": [{"on": "write", "path": "../*", "error": "EIO"}]}),
+    );
     write(&root.path().join("g/broken/case.json"), "{not json");
     // The good case's golden: bless writes it from the reference.
     session_conformance::harness::bless(root.path(), Some("g/good"), &mut Vec::new())
@@ -134,6 +140,7 @@ fn corpus_errors_fail_their_case_and_the_run_goes_on() {
             "agent",
             "broken",
             "climbs",
+            "fault-outside",
             "mtimes",
             "mtimes-outside",
             "profile",
@@ -146,7 +153,7 @@ fn corpus_errors_fail_their_case_and_the_run_goes_on() {
             .iter()
             .filter(|p| matches!(p.kind, corpus::CorpusProblem::Refused(_)))
             .count(),
-        8,
+        9,
         "{problems:?}"
     );
 
@@ -163,7 +170,7 @@ fn corpus_errors_fail_their_case_and_the_run_goes_on() {
             assert!(result.notes[0].starts_with("case error: "), "{result:?}");
         }
     }
-    assert_eq!(run.results.len(), 9);
+    assert_eq!(run.results.len(), 10);
     assert_eq!(
         fs::read_to_string(&victim).expect("still there"),
         "not a session\n",
@@ -193,6 +200,7 @@ fn the_reference_refuses_paths_out_of_the_case() {
             args: Args::from_text(
                 serde_json::value::RawValue::from_string(args.to_string()).expect("json"),
             ),
+            faults: Vec::new(),
         };
         let response = session_conformance::execute::execute(request);
         let error = response
@@ -356,6 +364,7 @@ fn load_request(args: &Value) -> Request {
         args: Args::from_text(
             serde_json::value::RawValue::from_string(args.to_string()).expect("json"),
         ),
+        faults: Vec::new(),
     }
 }
 

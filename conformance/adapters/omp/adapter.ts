@@ -183,6 +183,124 @@ function logError(where: string, err: unknown) {
 	toStderr(`[omp-adapter] ${where}:`, e instanceof Error ? e.stack ?? e.message : e);
 }
 
+// ---------------------------------------------------------------------------------------------
+// Faults (PROTOCOL.md "Faults"): omp takes a SessionStorage (SessionManager.create(cwd, dir, storage),
+// open(file, dir, storage)); a request with faults gets a FileSessionStorage wrapped so that its
+// calls fail as the faults say. openWriter is an `open`; a writer's writeLine a `write` and its
+// fsync an `fsync`; writeText/writeTextSync an `open` and a `write`; rename a `rename`.
+// ---------------------------------------------------------------------------------------------
+const storage_mod: any = await import(path.join(SESSION_SRC, "session-storage.ts"));
+const ERRNO: Record<string, number> = { ENOSPC: -28, EIO: -5, EXDEV: -18, EACCES: -13 };
+
+function faultError(code: string, syscall: string, file: string): Error {
+	const err: any = new Error(`${code}: fault injected, ${syscall} '${file}'`);
+	err.code = code;
+	err.errno = ERRNO[code];
+	err.syscall = syscall;
+	err.path = file;
+	return err;
+}
+
+function globRegex(pattern: string): RegExp {
+	const body = pattern.replace(/[.+^${}()|[\]\\]/g, "\\$&").replace(/\*/g, "[^/]*").replace(/\?/g, "[^/]");
+	return new RegExp(`^${body}$`);
+}
+
+/** The faults of one request: `hit(on, file)` counts a call and returns the fault it fires, if any. */
+function armFaults(faults: any[], dir: string) {
+	const armed = faults.map(f => ({ ...f, re: typeof f.path === "string" ? globRegex(f.path) : null, nth: Number.isInteger(f.nth) ? f.nth : 1, seen: 0 }));
+	return (on: string, file: string): any => {
+		const rel = path.relative(dir, path.resolve(file));
+		let fired: any = null;
+		for (const f of armed) {
+			if (f.on !== on || (f.re && !f.re.test(rel))) continue;
+			f.seen++;
+			if (f.seen === f.nth && !fired) fired = f;
+		}
+		return fired;
+	};
+}
+
+/** The storage of a request with faults; undefined (the library's default) without. */
+function faultyStorage(faults: unknown, dir: string): any {
+	if (!Array.isArray(faults) || faults.length === 0) return undefined;
+	const hit = armFaults(faults, dir);
+	const inner = new storage_mod.FileSessionStorage();
+	const cut = (text: string, f: any) => {
+		const bytes = Buffer.from(text, "utf-8");
+		const n = Math.min(f.after_bytes ?? (f.short ? 1 : 0), bytes.length);
+		return [bytes.subarray(0, n), bytes.subarray(n)] as const;
+	};
+	const storage = Object.create(inner);
+	storage.openWriter = (file: string, options?: any) => {
+		const opened = hit("open", file);
+		if (opened) throw faultError(opened.error, "open", file);
+		const writer = inner.openWriter(file, options);
+		let error: Error | undefined;
+		const record = (err: Error) => {
+			error ??= err;
+			options?.onError?.(err);
+			return err;
+		};
+		return {
+			async writeLine(line: string) {
+				if (error) throw error;
+				const f = hit("write", file);
+				if (!f) return await writer.writeLine(line);
+				const [head, tail] = cut(line, f);
+				if (head.length > 0) fs.appendFileSync(file, head);
+				if (f.short) {
+					fs.appendFileSync(file, tail);
+					return;
+				}
+				throw record(faultError(f.error, "write", file));
+			},
+			async flush() {
+				if (error) throw error;
+				return await writer.flush();
+			},
+			async fsync() {
+				if (error) throw error;
+				const f = hit("fsync", file);
+				if (f) throw record(faultError(f.error, "fsync", file));
+				return await writer.fsync();
+			},
+			close: () => writer.close(),
+			getError: () => error ?? writer.getError(),
+		};
+	};
+	const writeText = (file: string, content: string, write: (file: string, content: string | Buffer) => any) => {
+		const opened = hit("open", file);
+		if (opened) throw faultError(opened.error, "open", file);
+		const f = hit("write", file);
+		if (!f) return write(file, content);
+		const [head, tail] = cut(content, f);
+		fs.mkdirSync(path.dirname(file), { recursive: true });
+		fs.writeFileSync(file, head);
+		if (f.short) return fs.appendFileSync(file, tail);
+		throw faultError(f.error, "write", file);
+	};
+	storage.writeTextSync = (file: string, content: string) => writeText(file, content, (p, c) => inner.writeTextSync(p, c));
+	storage.writeText = async (file: string, content: string) => writeText(file, content, (p, c) => inner.writeText(p, c));
+	storage.rename = async (from: string, to: string) => {
+		const f = hit("rename", from) ?? (from !== to ? hit("rename", to) : null);
+		if (f) throw faultError(f.error, "rename", from);
+		return await inner.rename(from, to);
+	};
+	return storage;
+}
+
+/**
+ * The wrapper follows 13.x's SessionStorage. 18.x's is another interface (writeTextAtomic, a writer's
+ * appendSync, drain, a publish lock), whose calls the wrapper would miss or make less safe than they
+ * are: there the adapter declares no `faults` capability, and the fault cases are skipped.
+ */
+const FAULTS_SUPPORTED = PKG_JSON.version.startsWith("13.");
+
+/** The current request's storage (faulty when it has faults) and case directory. */
+let requestStorage: any;
+let requestDir = "";
+
 /** Point the library at this case's directory and home. */
 function enterCaseDir(dir: string) {
 	if (typeof dir !== "string" || !path.isAbsolute(dir)) throw new Error(`request.dir must be an absolute path, got ${JSON.stringify(dir)}`);
@@ -194,7 +312,7 @@ function enterCaseDir(dir: string) {
 }
 
 async function openSession(dir: string, file: string): Promise<any> {
-	return await SessionManager.open(path.resolve(dir, file), path.join(dir, "sessions"));
+	return await SessionManager.open(path.resolve(dir, file), path.join(dir, "sessions"), requestStorage);
 }
 
 /**
@@ -389,20 +507,37 @@ function ackLine(sm: any, step: number | null, result: unknown) {
 	return line;
 }
 
-async function runSteps(sm: any, steps: unknown[], ack = false): Promise<unknown[]> {
+async function runSteps(sm: any, steps: unknown[], ack = false, reopened?: (sm: any) => void): Promise<unknown[]> {
 	const values: unknown[] = []; // raw values for $result (null for failed steps)
 	const results: unknown[] = [];
 	for (let i = 0; i < steps.length; i++) {
 		let step: any;
 		try {
 			step = substitute(steps[i], values);
-			const value = await runStep(sm, step);
+			let value: unknown;
+			if (step?.call === "reopen") {
+				// PROTOCOL.md "Faults": the session is closed and its file opened again.
+				const file = sm.getSessionFile();
+				if (!file) throw new Error("reopen: the session has no file");
+				const closed = await sm
+					.flush()
+					.then(() => sm.close())
+					.then(
+						() => undefined,
+						(err: unknown) => err,
+					);
+				if (closed !== undefined) await sm.close().catch(() => {});
+				sm = await SessionManager.open(file, path.join(requestDir, "sessions"), requestStorage);
+				reopened?.(sm);
+				if (closed !== undefined) throw closed;
+				value = null;
+			} else value = await runStep(sm, step);
 			values.push(value === undefined ? null : value);
 			results.push(value === undefined ? null : value);
 		} catch (err) {
 			if (!(err instanceof Unsupported)) logError(`step ${i} (${step?.call}) threw`, err);
 			values.push(null);
-			results.push({ error: errorObject(err, step?.call === "flush" ? "flush" : "step") });
+			results.push({ error: errorObject(err, step?.call === "flush" || step?.call === "reopen" ? "flush" : "step") });
 		}
 		if (ack) await send(ackLine(sm, i, results[i]));
 	}
@@ -459,21 +594,23 @@ async function startSession(dir: string, args: any): Promise<any> {
 		return await SessionManager.forkFrom(path.resolve(dir, args.fork_from), target, path.join(dir, "sessions"));
 	}
 	if (args.inMemory === true) return SessionManager.inMemory(args.cwd);
-	return SessionManager.create(args.cwd, path.join(dir, "sessions"));
+	return SessionManager.create(args.cwd, path.join(dir, "sessions"), requestStorage);
 }
 
 async function opApply(dir: string, args: any) {
-	const sm = await startSession(dir, args);
+	let sm = await startSession(dir, args);
 	const ack = args.ack === true;
 	if (ack) await send(ackLine(sm, null, null));
-	const results = await runSteps(sm, Array.isArray(args.steps) ? args.steps : [], ack);
+	const results = await runSteps(sm, Array.isArray(args.steps) ? args.steps : [], ack, reopened => {
+		sm = reopened;
+	});
 	const leafId = sm.getLeafId() ?? null;
 	const flushError = await finish(sm);
 	return flushError ? { results, leafId, flushError } : { results, leafId };
 }
 
 async function opPersist(dir: string, args: any) {
-	const sm = SessionManager.create("/proj", path.join(dir, "sessions"));
+	const sm = SessionManager.create("/proj", path.join(dir, "sessions"), requestStorage);
 	const results = await runSteps(sm, [
 		{ call: "appendMessage", message: { role: "user", content: "go", timestamp: 1 } },
 		{ call: "appendMessage", message: args.message },
@@ -1090,6 +1227,8 @@ async function handleRequest(req: any): Promise<Record<string, unknown>> {
 	if (!handler) return { ...base, unsupported: true };
 	try {
 		enterCaseDir(req.dir);
+		requestDir = req.dir;
+		requestStorage = FAULTS_SUPPORTED ? faultyStorage(req.faults, req.dir) : undefined;
 		const ok = await handler(req.dir, req.args ?? {});
 		if (ok === STORE_UNSUPPORTED) return { ...base, unsupported: true };
 		return { ...base, ok };
@@ -1147,7 +1286,7 @@ function hello() {
 		version: PKG_JSON.version,
 		profile: "omp",
 		operations: OPERATIONS,
-		capabilities: [],
+		capabilities: FAULTS_SUPPORTED ? ["faults"] : [],
 	};
 }
 

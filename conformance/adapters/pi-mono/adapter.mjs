@@ -12,8 +12,9 @@
 // around the library's behaviour: known hangs (parentId cycles in getBranch /
 // buildSessionContext / getTree) are left to the runner's per-case timeout.
 
-import { mkdirSync, readdirSync, readFileSync } from "node:fs";
-import { join, isAbsolute } from "node:path";
+import fs, { mkdirSync, readdirSync, readFileSync } from "node:fs";
+import { syncBuiltinESMExports } from "node:module";
+import { join, isAbsolute, relative, resolve } from "node:path";
 import { createInterface } from "node:readline";
 import { fileURLToPath, pathToFileURL } from "node:url";
 
@@ -317,6 +318,98 @@ function runStep(sm, step) {
 	}
 }
 
+// ---------------------------------------------------------------------------
+// Faults (PROTOCOL.md "Faults"): pi-mono calls `fs` directly (named imports), so the
+// functions it writes with are wrapped on the `fs` module and syncBuiltinESMExports()
+// makes its named imports see the wrappers; both are restored after the request.
+// appendFileSync and writeFileSync are each one `open` and one `write` call of their
+// file; fsyncSync and renameSync are wrapped too, though pi-mono never calls them.
+// ---------------------------------------------------------------------------
+const ERRNO = { ENOSPC: -28, EIO: -5, EXDEV: -18, EACCES: -13 };
+
+function faultError(code, syscall, path) {
+	const err = new Error(`${code}: fault injected, ${syscall} '${path}'`);
+	err.code = code;
+	err.errno = ERRNO[code];
+	err.syscall = syscall;
+	err.path = String(path);
+	return err;
+}
+
+function globRegex(pattern) {
+	const body = pattern.replace(/[.+^${}()|[\]\\]/g, "\\$&").replace(/\*/g, "[^/]*").replace(/\?/g, "[^/]");
+	return new RegExp(`^${body}$`);
+}
+
+// The armed faults of one request: each counts the calls of its kind on matching files.
+function armFaults(faults, dir) {
+	const armed = (Array.isArray(faults) ? faults : []).map((f) => ({
+		...f,
+		re: typeof f.path === "string" ? globRegex(f.path) : null,
+		nth: Number.isInteger(f.nth) ? f.nth : 1,
+		seen: 0,
+	}));
+	// The fault that fires on this call of kind `on` to `path`, if any.
+	return (on, path) => {
+		if (typeof path !== "string") return null;
+		const rel = relative(dir, resolve(path));
+		let fired = null;
+		for (const f of armed) {
+			if (f.on !== on || (f.re && !f.re.test(rel))) continue;
+			f.seen++;
+			if (f.seen === f.nth && !fired) fired = f;
+		}
+		return fired;
+	};
+}
+
+// Writes `data` to `path` with `write` (the original appendFileSync or writeFileSync)
+// as one `open` and one `write` call, through the faults.
+// Node's own appendFileSync calls fs.writeFileSync: a call made inside a wrapped one
+// (`inside`) is not counted again.
+let inside = false;
+function faultyWrite(hit, write, append, path, data, rest) {
+	if (inside) return write(path, data, ...rest);
+	inside = true;
+	try {
+		return faultyCall(hit, write, append, path, data, rest);
+	} finally {
+		inside = false;
+	}
+}
+
+function faultyCall(hit, write, append, path, data, rest) {
+	const opened = hit("open", path);
+	if (opened) throw faultError(opened.error, "open", path);
+	const fault = hit("write", path);
+	if (!fault) return write(path, data, ...rest);
+	const bytes = Buffer.from(typeof data === "string" ? data : String(data));
+	const n = Math.min(fault.after_bytes ?? (fault.short ? 1 : 0), bytes.length);
+	write(path, bytes.subarray(0, n), ...rest);
+	// The rest of a short write, as Node's own loop writes it.
+	if (fault.short) return append(path, bytes.subarray(n));
+	throw faultError(fault.error, "write", path);
+}
+
+// Installs the faults of a request; returns the function that removes them.
+function installFaults(faults, dir) {
+	if (!Array.isArray(faults) || faults.length === 0) return () => {};
+	const hit = armFaults(faults, dir);
+	const saved = { appendFileSync: fs.appendFileSync, writeFileSync: fs.writeFileSync, fsyncSync: fs.fsyncSync, renameSync: fs.renameSync };
+	fs.appendFileSync = (path, data, ...rest) => faultyWrite(hit, saved.appendFileSync, saved.appendFileSync, path, data, rest);
+	fs.writeFileSync = (path, data, ...rest) => faultyWrite(hit, saved.writeFileSync, saved.appendFileSync, path, data, rest);
+	fs.renameSync = (from, to) => {
+		const fault = hit("rename", from) ?? (from !== to ? hit("rename", to) : null);
+		if (fault) throw faultError(fault.error, "rename", from);
+		return saved.renameSync(from, to);
+	};
+	syncBuiltinESMExports();
+	return () => {
+		Object.assign(fs, saved);
+		syncBuiltinESMExports();
+	};
+}
+
 // Ack mode (PROTOCOL.md "Ack mode", `session-conformance crash`): with `"ack": true` an
 // apply writes an ack line after the open and after each step returns, awaited before
 // the next step runs. pi-mono writes synchronously (appendFileSync) once the session is
@@ -353,7 +446,13 @@ async function opApply(L, args, env) {
 		try {
 			const step = substituteResults(steps[i], returns);
 			if (step === null || typeof step !== "object") throw new ProtocolError(`step ${i} is not an object`);
-			raw = runStep(sm, step);
+			// PROTOCOL.md "Faults": `reopen` opens the session's file again.
+			if (step.call === "reopen") {
+				const file = sm.getSessionFile();
+				if (!file) throw new Error("reopen: the session has no file");
+				sm = SessionManager.open(file, env.sessionDir);
+				raw = null;
+			} else raw = runStep(sm, step);
 			if (raw && typeof raw.then === "function") raw = await raw;
 			results.push(raw === undefined ? null : raw);
 		} catch (err) {
@@ -754,7 +853,13 @@ async function handleRequest(req) {
 		const args = req.args && typeof req.args === "object" ? req.args : {};
 		const L = await loadLibrary();
 		const env = enterCaseDir(req.dir);
-		const ok = await op(L, args, env, req.dir);
+		const lift = installFaults(req.faults, req.dir);
+		let ok;
+		try {
+			ok = await op(L, args, env, req.dir);
+		} finally {
+			lift();
+		}
 		// Serialise here so a value JSON cannot hold (BigInt, a cycle) becomes an
 		// error response instead of a crash.
 		const line = JSON.stringify({ type: "response", case: caseId, ok });
@@ -784,7 +889,7 @@ function helloMessage() {
 		version: VERSION,
 		profile: PROFILE,
 		operations: OPERATIONS,
-		capabilities: [],
+		capabilities: ["faults"],
 	};
 }
 
