@@ -14,7 +14,7 @@ use std::path::{Path, PathBuf};
 use std::rc::Rc;
 
 use serde::{Deserialize, Serialize};
-use session_reference::storage::{FileStorage, Stat, Storage, Writer};
+use session_reference::storage::{temp_beside, FileStorage, Stat, Storage, Writer};
 
 /// The call a fault fails.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize, schemars::JsonSchema)]
@@ -366,16 +366,7 @@ impl Storage for FaultyStorage {
         if !self.concerns(path) {
             return self.inner.borrow_mut().write_text(path, bytes);
         }
-        let dir = path
-            .parent()
-            .filter(|d| !d.as_os_str().is_empty())
-            .unwrap_or(Path::new("."));
-        fs::create_dir_all(dir)?;
-        let name = path
-            .file_name()
-            .map(|n| n.to_string_lossy().into_owned())
-            .unwrap_or_default();
-        let temp = dir.join(format!(".{name}.{}.tmp", std::process::id()));
+        let temp = temp_beside(path)?;
         self.open_check(path)?;
         let result = (|| {
             let mut file = File::create(&temp)?;

@@ -114,6 +114,21 @@ fn pattern_parts(pattern: &str) -> (bool, &str) {
     (folders, name.strip_prefix('*').unwrap_or(name))
 }
 
+/// The temp file of an atomic rewrite of `path`: `.NAME.PID.tmp` in its folder, which
+/// is created when missing ([`remove_dead_writers_temps`] knows the name).
+pub fn temp_beside(path: &Path) -> io::Result<PathBuf> {
+    let dir = path
+        .parent()
+        .filter(|d| !d.as_os_str().is_empty())
+        .unwrap_or(Path::new("."));
+    fs::create_dir_all(dir)?;
+    let name = path
+        .file_name()
+        .map(|n| n.to_string_lossy().into_owned())
+        .unwrap_or_default();
+    Ok(dir.join(format!(".{name}.{}.tmp", std::process::id())))
+}
+
 /// The entries of `dir`; none when it does not exist.
 fn read_dir_or_empty(dir: &Path) -> io::Result<Vec<fs::DirEntry>> {
     match fs::read_dir(dir) {
@@ -230,16 +245,7 @@ impl Storage for FileStorage {
         };
         let path = target.as_path();
         let permissions = fs::metadata(path).ok().map(|m| m.permissions());
-        let dir = path
-            .parent()
-            .filter(|d| !d.as_os_str().is_empty())
-            .unwrap_or(Path::new("."));
-        fs::create_dir_all(dir)?;
-        let name = path
-            .file_name()
-            .map(|n| n.to_string_lossy().into_owned())
-            .unwrap_or_default();
-        let temp = dir.join(format!(".{name}.{}.tmp", std::process::id()));
+        let temp = temp_beside(path)?;
         let result = (|| {
             let mut file = File::create(&temp)?;
             if let Some(permissions) = permissions {
