@@ -73,14 +73,20 @@ fn prepare_object(map: &mut Map<String, Value>, blobs: &mut Vec<PendingBlob>) ->
     changed
 }
 
-fn externalize_image(item: &mut Value, blobs: &mut Vec<PendingBlob>) -> bool {
-    let Some(block) = item.as_object_mut() else {
-        return false;
-    };
+/// The `data` string of an image block (`{"type":"image","data":…}`), if `item` is one.
+fn image_data(item: &mut Value) -> Option<&mut String> {
+    let block = item.as_object_mut()?;
     if block.get("type").and_then(Value::as_str) != Some("image") {
-        return false;
+        return None;
     }
-    let Some(Value::String(data)) = block.get_mut("data") else {
+    match block.get_mut("data") {
+        Some(Value::String(data)) => Some(data),
+        _ => None,
+    }
+}
+
+fn externalize_image(item: &mut Value, blobs: &mut Vec<PendingBlob>) -> bool {
+    let Some(data) = image_data(item) else {
         return false;
     };
     if data.len() < BLOB_THRESHOLD || data.starts_with(BLOB_PREFIX) {
@@ -160,13 +166,7 @@ fn resolve_block(
     dir: &Path,
     invalid: &mut Vec<String>,
 ) -> bool {
-    let Some(block) = block.as_object_mut() else {
-        return false;
-    };
-    if block.get("type").and_then(Value::as_str) != Some("image") {
-        return false;
-    }
-    let Some(Value::String(data)) = block.get_mut("data") else {
+    let Some(data) = image_data(block) else {
         return false;
     };
     match BlobRef::parse(data) {

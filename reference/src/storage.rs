@@ -182,10 +182,20 @@ impl Writer for FileWriter {
 /// Reads a regular file (following a link to one); anything else is an error, so
 /// that a FIFO or a device is never waited on or read without end.
 pub fn read_regular(path: &Path) -> io::Result<Option<Vec<u8>>> {
-    match fs::metadata(path) {
+    read_if_file(path, fs::metadata(path), "not a regular file")
+}
+
+/// Reads `path` when `meta` (its metadata, read following links or not) says it is a
+/// regular file; `Ok(None)` when it is missing; else an error with `refusal`.
+fn read_if_file(
+    path: &Path,
+    meta: io::Result<fs::Metadata>,
+    refusal: &str,
+) -> io::Result<Option<Vec<u8>>> {
+    match meta {
         Ok(meta) if !meta.is_file() => Err(io::Error::new(
             io::ErrorKind::InvalidInput,
-            "not a regular file",
+            refusal.to_owned(),
         )),
         Ok(_) => fs::read(path).map(Some),
         Err(e) if e.kind() == io::ErrorKind::NotFound => Ok(None),
@@ -359,15 +369,11 @@ impl Storage for FileStorage {
 
     /// A blob is read only when it is a regular file itself: a link is never followed.
     fn read_blob(&self, path: &Path) -> io::Result<Option<Vec<u8>>> {
-        match fs::symlink_metadata(path) {
-            Ok(meta) if !meta.is_file() => Err(io::Error::new(
-                io::ErrorKind::InvalidInput,
-                "a blob must be a regular file, not a link or a special file",
-            )),
-            Ok(_) => fs::read(path).map(Some),
-            Err(e) if e.kind() == io::ErrorKind::NotFound => Ok(None),
-            Err(e) => Err(e),
-        }
+        read_if_file(
+            path,
+            fs::symlink_metadata(path),
+            "a blob must be a regular file, not a link or a special file",
+        )
     }
 
     fn remove_stale_temps(&mut self, dir: &Path) {
