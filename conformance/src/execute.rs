@@ -32,7 +32,11 @@ pub fn hello(profile: Profile) -> Hello {
             .into_iter()
             .filter(|op| profile == Profile::Omp || !op.is_omp_only())
             .collect(),
-        capabilities: vec![Capability::Diagnostics, Capability::Faults],
+        capabilities: vec![
+            Capability::Diagnostics,
+            Capability::Faults,
+            Capability::Journal,
+        ],
     }
 }
 
@@ -573,6 +577,10 @@ fn camel(name: &str) -> String {
 ///
 /// An acknowledgement is `durable` when the session file exists and holds an assistant
 /// message: from then on the reference writes each entry before its call returns.
+///
+/// With `"journal": true` (`PROTOCOL.md` "Journal", `crash --power-loss`) the storage
+/// keeps a journal of the calls that change files, and each of them is written as an
+/// `fs` line, through `ack`, before the next acknowledgement (and before the response).
 pub fn execute_acked(request: &Request, ack: &mut dyn FnMut(&Value)) -> Option<Response> {
     if request.op != "apply" {
         return None;
@@ -593,10 +601,24 @@ pub fn execute_acked(request: &Request, ack: &mut dyn FnMut(&Value)) -> Option<R
     };
     let dir = PathBuf::from(&request.dir);
     let args = request.args.value();
-    let mut sm = match start(&dir, args, profile, faulty(&dir, &request.faults).as_ref()) {
+    let storage = if args["journal"] == Value::Bool(true) {
+        Some(FaultyStorage::new(&dir, &request.faults).journaled())
+    } else {
+        faulty(&dir, &request.faults)
+    };
+    // Writes the journal's lines so far (none without a journal).
+    let journal = |ack: &mut dyn FnMut(&Value)| {
+        for mut line in storage.iter().flat_map(FaultyStorage::take_journal) {
+            line["type"] = json!("fs");
+            line["case"] = json!(case);
+            ack(&line);
+        }
+    };
+    let mut sm = match start(&dir, args, profile, storage.as_ref()) {
         Ok(sm) => sm,
         Err(e) => return Some(Response::error(case, error_kind(&e), e.to_string())),
     };
+    journal(ack);
     let durable = |sm: &SessionManager| {
         sm.session_file().is_some_and(Path::is_file)
             && sm
@@ -617,10 +639,12 @@ pub fn execute_acked(request: &Request, ack: &mut dyn FnMut(&Value)) -> Option<R
         if let Some(entry) = result.as_str().and_then(|id| sm.get_entry(id)) {
             line["entry"] = sm.resolved(entry);
         }
+        journal(ack);
         ack(&line);
         results.push(result);
     }
     let flushed = sm.flush();
+    journal(ack);
     let mut output = json!({"results": results, "leafId": sm.leaf_id()});
     if let Err(e) = flushed {
         output["flushError"] = json!({"kind": error_kind(&e), "message": e.to_string()});

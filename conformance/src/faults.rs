@@ -6,6 +6,10 @@
 //! `rename`) to a file its `path` pattern matches, and is lifted after: calls before
 //! and after it reach the file system. A rewrite (`write_text`: temp file, write,
 //! fsync, rename) counts as one call of each kind on its target file.
+//!
+//! The same storage keeps the journal of a request in journal mode (`PROTOCOL.md`
+//! "Journal", `crash --power-loss`): every call that changed a file, as the journal
+//! line the adapter reports, so that the harness can rebuild what a power loss leaves.
 
 use std::cell::RefCell;
 use std::fs::{self, File, OpenOptions};
@@ -14,6 +18,7 @@ use std::path::{Path, PathBuf};
 use std::rc::Rc;
 
 use serde::{Deserialize, Serialize};
+use serde_json::{json, Value};
 use session_reference::storage::{temp_beside, FileStorage, Stat, Storage, Writer};
 
 /// The call a fault fails.
@@ -167,6 +172,8 @@ pub struct FaultyStorage {
     root: PathBuf,
     inner: Rc<RefCell<FileStorage>>,
     armed: Rc<RefCell<Vec<Armed>>>,
+    /// The journal lines not yet taken, in journal mode.
+    journal: Option<Rc<RefCell<Vec<Value>>>>,
 }
 
 impl FaultyStorage {
@@ -197,6 +204,43 @@ impl FaultyStorage {
             root: root.to_owned(),
             inner: Rc::new(RefCell::new(FileStorage)),
             armed: Rc::new(RefCell::new(armed)),
+            journal: None,
+        }
+    }
+
+    /// The same storage, keeping a journal of the calls that change files.
+    #[must_use]
+    pub fn journaled(mut self) -> FaultyStorage {
+        self.journal = Some(Rc::default());
+        self
+    }
+
+    /// The journal lines recorded since the last call (`{"op":"write",…}`, without
+    /// `type` and `case`); empty without a journal.
+    pub fn take_journal(&self) -> Vec<Value> {
+        self.journal
+            .as_ref()
+            .map(|j| std::mem::take(&mut *j.borrow_mut()))
+            .unwrap_or_default()
+    }
+
+    /// Records a call in the journal, if there is one.
+    fn record(&self, op: &str, path: &Path, more: Value) {
+        if let Some(journal) = &self.journal {
+            let mut line = json!({"op": op, "path": path.to_string_lossy()});
+            if let (Some(line), Value::Object(more)) = (line.as_object_mut(), more) {
+                line.extend(more);
+            }
+            journal.borrow_mut().push(line);
+        }
+    }
+
+    /// Records that `bytes` reached the end of `path` (nothing: the file was created).
+    fn record_write(&self, path: &Path, bytes: &[u8]) {
+        if self.journal.is_some() {
+            use base64::Engine as _;
+            let data = base64::engine::general_purpose::STANDARD.encode(bytes);
+            self.record("write", path, json!({"data": data}));
         }
     }
 
@@ -236,26 +280,42 @@ impl FaultyStorage {
 
     /// Writes `bytes` to `file` as a write call to `path`.
     fn write(&self, path: &Path, file: &mut File, bytes: &[u8]) -> io::Result<()> {
+        self.write_as(path, path, file, bytes)
+    }
+
+    /// Writes `bytes` to `file` (named `name` in the journal) as a write call to `path`.
+    fn write_as(&self, path: &Path, name: &Path, file: &mut File, bytes: &[u8]) -> io::Result<()> {
         match self.hit(FaultOn::Write, path) {
             Some(Action::Fail { errno, bytes: n }) => {
                 file.write_all(prefix(bytes, n))?;
+                self.record_write(name, prefix(bytes, n));
                 Err(errno.error())
             }
-            Some(Action::Short { bytes: n }) => ShortOnce {
-                file,
-                first: Some(usize::try_from(n).unwrap_or(usize::MAX)),
+            Some(Action::Short { bytes: n }) => {
+                ShortOnce {
+                    file,
+                    first: Some(usize::try_from(n).unwrap_or(usize::MAX)),
+                }
+                .write_all(bytes)?;
+                self.record_write(name, bytes);
+                Ok(())
             }
-            .write_all(bytes),
-            None => file.write_all(bytes),
+            None => {
+                file.write_all(bytes)?;
+                self.record_write(name, bytes);
+                Ok(())
+            }
         }
     }
 
     /// `fsync`s `file` as a call on `path`.
     fn fsync(&self, path: &Path, file: &File) -> io::Result<()> {
-        match self.hit(FaultOn::Fsync, path) {
-            Some(Action::Fail { errno, .. }) => Err(errno.error()),
-            _ => file.sync_all(),
+        if let Some(Action::Fail { errno, .. }) = self.hit(FaultOn::Fsync, path) {
+            return Err(errno.error());
         }
+        file.sync_all()?;
+        self.record("fsync", path, Value::Null);
+        Ok(())
     }
 
     /// Renames as a call on `from` and `to`.
@@ -363,21 +423,29 @@ impl Storage for FaultyStorage {
     /// A rewrite: open (the temp file), write, fsync, rename, each a call on `path`.
     /// Without a fault that could apply to `path`, the file storage's own rewrite.
     fn write_text(&mut self, path: &Path, bytes: &[u8]) -> io::Result<()> {
-        if !self.concerns(path) {
+        if !self.concerns(path) && self.journal.is_none() {
             return self.inner.borrow_mut().write_text(path, bytes);
         }
         let temp = temp_beside(path)?;
         self.open_check(path)?;
         let result = (|| {
             let mut file = File::create(&temp)?;
-            self.write(path, &mut file, bytes)?;
-            self.fsync(path, &file)?;
+            self.record("truncate", &temp, Value::Null);
+            // The faults count the calls on the target; the journal names the temp file.
+            self.write_as(path, &temp, &mut file, bytes)?;
+            match self.hit(FaultOn::Fsync, path) {
+                Some(Action::Fail { errno, .. }) => return Err(errno.error()),
+                _ => file.sync_all()?,
+            }
+            self.record("fsync", &temp, Value::Null);
             drop(file);
             self.rename_check(path, path)?;
-            fs::rename(&temp, path)
+            fs::rename(&temp, path)?;
+            self.record("rename", &temp, json!({"to": path.to_string_lossy()}));
+            Ok(())
         })();
-        if result.is_err() {
-            let _ = fs::remove_file(&temp);
+        if result.is_err() && fs::remove_file(&temp).is_ok() {
+            self.record("unlink", &temp, Value::Null);
         }
         result
     }
@@ -400,11 +468,15 @@ impl Storage for FaultyStorage {
 
     fn rename(&mut self, from: &Path, to: &Path) -> io::Result<()> {
         self.rename_check(from, to)?;
-        self.inner.borrow_mut().rename(from, to)
+        self.inner.borrow_mut().rename(from, to)?;
+        self.record("rename", from, json!({"to": to.to_string_lossy()}));
+        Ok(())
     }
 
     fn unlink(&mut self, path: &Path) -> io::Result<()> {
-        self.inner.borrow_mut().unlink(path)
+        self.inner.borrow_mut().unlink(path)?;
+        self.record("unlink", path, Value::Null);
+        Ok(())
     }
 
     fn open_writer(&mut self, path: &Path) -> io::Result<Box<dyn Writer>> {
@@ -413,6 +485,7 @@ impl Storage for FaultyStorage {
             fs::create_dir_all(dir)?;
         }
         let file = OpenOptions::new().create(true).append(true).open(path)?;
+        self.record_write(path, b"");
         Ok(Box::new(FaultyWriter {
             storage: self.clone(),
             path: path.to_owned(),
@@ -426,7 +499,19 @@ impl Storage for FaultyStorage {
     }
 
     fn remove_stale_temps(&mut self, dir: &Path) {
+        let names = |dir: &Path| -> Vec<PathBuf> {
+            fs::read_dir(dir)
+                .map(|d| d.flatten().map(|e| e.path()).collect())
+                .unwrap_or_default()
+        };
+        let before = names(dir);
         self.inner.borrow_mut().remove_stale_temps(dir);
+        if self.journal.is_some() {
+            let after = names(dir);
+            for gone in before.iter().filter(|p| !after.contains(p)) {
+                self.record("unlink", gone, Value::Null);
+            }
+        }
     }
 }
 
@@ -539,6 +624,43 @@ mod tests {
             storage.write_text(&path, b"new\n").expect("lifted");
             assert_eq!(fs::read(&path).expect("replaced"), b"new\n", "{spec}");
         }
+    }
+
+    /// The journal of a session that appends, flushes, appends again and branches off:
+    /// the appends after the flush are synced before the switch to the branched file
+    /// (a later flush syncs only that one). Found by `crash --power-loss`.
+    #[test]
+    fn the_journal_shows_the_old_file_synced_before_a_branched_session() {
+        use session_reference::model::Profile;
+        use session_reference::session::SessionManager;
+        let dir = tempfile::tempdir().expect("a temp dir");
+        let storage = FaultyStorage::new(dir.path(), &[]).journaled();
+        let mut options = crate::execute::options(dir.path(), Profile::Pi);
+        options.storage = Box::new(storage.clone());
+        let mut sm = SessionManager::create(options);
+        let message = |role: &str| json!({"role": role, "content": "x", "timestamp": 1});
+        sm.append_message(message("user")).expect("appended");
+        let a1 = sm.append_message(message("assistant")).expect("appended");
+        sm.flush().expect("flushed");
+        sm.append_message(message("user")).expect("appended");
+        let main = sm.session_file().expect("a file").to_owned();
+        sm.create_branched_session(Some(&a1)).expect("branched");
+        let calls: Vec<String> = storage
+            .take_journal()
+            .iter()
+            .map(|line| {
+                let path = line["path"].as_str().unwrap_or_default();
+                let name = if path == main.to_string_lossy() {
+                    "main"
+                } else {
+                    "other"
+                };
+                format!("{} {name}", line["op"].as_str().unwrap_or_default())
+            })
+            .collect();
+        let last_main_write = calls.iter().rposition(|c| c == "write main");
+        let last_main_fsync = calls.iter().rposition(|c| c == "fsync main");
+        assert!(last_main_fsync > last_main_write, "{calls:?}");
     }
 
     #[test]

@@ -156,6 +156,9 @@ pub enum Capability {
     OwnFileNames,
     /// `faults`: the adapter applies a request's `faults` (`PROTOCOL.md` "Faults").
     Faults,
+    /// `journal`: in ack mode, the adapter reports the file-system calls the
+    /// implementation makes (`PROTOCOL.md` "Journal", `crash --power-loss`).
+    Journal,
     /// A name the kit does not know, kept as written (and otherwise ignored).
     Other(String),
 }
@@ -167,6 +170,7 @@ impl Capability {
             Capability::Diagnostics => "diagnostics",
             Capability::OwnFileNames => "own-file-names",
             Capability::Faults => "faults",
+            Capability::Journal => "journal",
             Capability::Other(name) => name,
         }
     }
@@ -177,6 +181,7 @@ impl Capability {
             Capability::Diagnostics,
             Capability::OwnFileNames,
             Capability::Faults,
+            Capability::Journal,
         ]
         .into_iter()
         .find(|c| c.name() == name)

@@ -289,3 +289,101 @@ fn the_same_seed_and_trial_rerun_the_same_plan_and_kill_point() {
         });
     }
 }
+
+/// Power losses (`--power-loss`): what each toy leaves is found by the kind of finding
+/// its bug causes; the correct toy passes.
+#[test]
+fn power_losses_find_writes_that_no_fsync_made_durable() {
+    // bug, exit status, a finding kind that must be reported (None: none at all)
+    let table = [
+        ("none", 0, None),
+        // A flush that syncs nothing: flushed entries are lost.
+        ("no-fsync", 1, Some("lost")),
+        // A temp file renamed over the session before it was synced: the session is
+        // empty or partial, the old one gone.
+        ("unsynced-rename", 1, Some("migration")),
+    ];
+    for (bug, status, kind) in table {
+        let cases = tempfile::tempdir().unwrap();
+        let out = toy(
+            cases.path(),
+            bug,
+            &[
+                "--power-loss",
+                "--points",
+                "10",
+                "--trials",
+                "4",
+                "--seed",
+                "3",
+            ],
+        );
+        no_panic(&out);
+        let text = stdout(&out);
+        assert_eq!(
+            out.status.code(),
+            Some(status),
+            "{bug}: {text}{}",
+            stderr(&out)
+        );
+        assert!(
+            text.contains("40 power loss(es) (10 a trial)"),
+            "{bug}: {text}"
+        );
+        let written = cases_in(cases.path());
+        assert_eq!(written.is_empty(), kind.is_none(), "{bug}: {text}");
+        for case in &written {
+            assert!(case["crash"]["power"]["after_calls"].is_u64(), "{case}");
+            assert!(case["crash"]["kill"].is_null(), "{case}");
+            let rerun = case["crash"]["reproduce"].as_str().unwrap();
+            assert!(rerun.contains("--power-loss --points 10"), "{rerun}");
+        }
+        if let Some(kind) = kind {
+            let found = written.iter().any(|case| {
+                case["crash"]["findings"]
+                    .as_array()
+                    .is_some_and(|f| f.iter().any(|f| f["kind"] == kind))
+            });
+            assert!(found, "{bug}: no {kind} finding in {written:?}");
+        }
+    }
+}
+
+#[test]
+fn the_reference_survives_power_losses_in_both_profiles() {
+    let cases = tempfile::tempdir().unwrap();
+    let out = crash(
+        cases.path(),
+        &[
+            "--power-loss",
+            "--points",
+            "8",
+            "--trials",
+            "3",
+            "--seed",
+            "5",
+        ],
+    );
+    no_panic(&out);
+    let text = stdout(&out);
+    assert_eq!(out.status.code(), Some(0), "{text}{}", stderr(&out));
+    assert_eq!(text.matches(", losses 0, fused 0,").count(), 2, "{text}");
+    assert_eq!(text.matches("25 passed, 0 failed").count(), 2, "{text}");
+}
+
+#[test]
+fn a_power_loss_run_needs_the_journal_capability() {
+    let cases = tempfile::tempdir().unwrap();
+    let out = toy(
+        cases.path(),
+        "no-journal",
+        &["--power-loss", "--trials", "1"],
+    );
+    no_panic(&out);
+    assert_eq!(out.status.code(), Some(2), "{}", stdout(&out));
+    assert!(
+        stderr(&out).contains("does not declare the `journal` capability"),
+        "{}",
+        stderr(&out)
+    );
+}

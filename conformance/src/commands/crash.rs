@@ -29,6 +29,13 @@ use super::{parse_profile, status, write_stdout, AdapterArgs, OutputFormat};
 /// The same `--seed` gives the same trials; a failing trial is written to `--cases` as a
 /// case (its steps, kill point and findings, and the command that reruns it alone).
 ///
+/// With `--power-loss`, nothing is killed: each trial runs to its end while the adapter
+/// reports every file-system call the implementation makes (PROTOCOL.md "Journal"), and
+/// the disk is rebuilt as a power loss could leave it at `--points` moments of the
+/// trial: each file holds what its last fsync covered and any prefix of the bytes
+/// written since (CRASH.md "Power loss"). Only entries followed by an acknowledged flush
+/// are then promised; the other checks are the same.
+///
 /// Exit status: 0 when every trial passed, 1 when one failed, 2 when the adapter cannot
 /// be run (no hello, no ack mode) or a file cannot be written.
 #[derive(clap::Args)]
@@ -68,6 +75,12 @@ pub struct Args {
     /// divergent, not failed.
     #[arg(long, value_name = "FILE")]
     expect: Option<PathBuf>,
+    /// Simulate power losses instead of kills (the adapter needs the `journal` capability).
+    #[arg(long)]
+    power_loss: bool,
+    /// Moments per trial at which the power goes out (with --power-loss).
+    #[arg(long, default_value_t = 10, value_name = "N")]
+    points: usize,
     /// Report format: text, or JSON Lines (one record per trial, then a summary).
     #[arg(long, value_enum, default_value_t = OutputFormat::Text)]
     format: OutputFormat,
@@ -118,6 +131,7 @@ pub fn run(args: &Args) -> Result<ExitCode, String> {
         config.cases_dir = Some(args.cases.clone());
         config.keep = args.keep;
         config.command_line = command_line(args, profile, reference);
+        config.power_points = args.power_loss.then_some(args.points);
         let summary = crash::run(&config, |trial| {
             if progress {
                 eprintln!("session-conformance: {}", trial_line(trial, &expected));
@@ -152,6 +166,9 @@ fn command_line(args: &Args, profile: Profile, reference: bool) -> String {
         args.v1_entries,
         args.timeout
     );
+    if args.power_loss {
+        let _ = write!(line, " --power-loss --points {}", args.points);
+    }
     if !args.adapter.rest.is_empty() {
         let _ = write!(line, " -- {}", args.adapter.rest.join(" "));
     }
@@ -162,14 +179,22 @@ fn trial_line(trial: &Trial, expected: &Expected) -> String {
     let name = trial
         .index
         .map_or("calibration".to_owned(), |i| format!("trial {i}"));
-    let kill = match trial.kill {
-        Some(k) if trial.completed => format!("answered before its kill after {}", k.after),
-        Some(k) => format!(
+    let name = match trial.power {
+        Some(p) => format!("{name}, power loss {}", p.point),
+        None => name,
+    };
+    let kill = match (trial.kill, trial.power) {
+        (_, Some(p)) => format!(
+            "after {} of {} file-system calls, {} bytes unsynced",
+            p.after_calls, p.calls, p.unsynced
+        ),
+        (Some(k), None) if trial.completed => format!("answered before its kill after {}", k.after),
+        (Some(k), None) => format!(
             "killed {:.3} ms after {}",
             trial.delay.as_secs_f64() * 1000.0,
             k.after
         ),
-        None => "not killed".to_owned(),
+        (None, None) => "not killed".to_owned(),
     };
     let verdict = if trial.passed() {
         "passed"
@@ -188,12 +213,15 @@ fn report_text(summary: &Summary, config: &Config, expected: &Expected) -> Strin
     let mut out = String::new();
     let _ = writeln!(
         out,
-        "crash: {} {} (profile {}), seed {}, {} trial(s) of {} appends over a v1 file of {} entries",
+        "crash: {} {} (profile {}), seed {}, {} of {} appends over a v1 file of {} entries",
         summary.hello.implementation,
         summary.hello.version,
         config.profile.name(),
         config.seed,
-        summary.trials.len(),
+        match config.power_points {
+            Some(points) => format!("{} power loss(es) ({points} a trial)", summary.trials.len()),
+            None => format!("{} trial(s)", summary.trials.len()),
+        },
         config.size.appends,
         config.size.v1_entries
     );
@@ -251,6 +279,8 @@ fn report_json(summary: &Summary, config: &Config, expected: &Expected) -> Strin
     for trial in std::iter::once(&summary.calibration).chain(&summary.trials) {
         let record = json!({
             "type": "trial", "profile": config.profile.name(), "trial": trial.index,
+            "power": trial.power.map(|p| json!({"point": p.point, "after_calls": p.after_calls,
+                "calls": p.calls, "unsynced_bytes": p.unsynced})),
             "kill": trial.kill.map(|k| json!({"after": k.after.to_string(), "fraction": k.fraction})),
             "delay_us": u64::try_from(trial.delay.as_micros()).unwrap_or(u64::MAX),
             "acks": trial.acks, "completed": trial.completed,
@@ -271,6 +301,7 @@ fn report_json(summary: &Summary, config: &Config, expected: &Expected) -> Strin
         "type": "summary", "implementation": summary.hello.implementation,
         "version": summary.hello.version, "profile": config.profile.name(),
         "seed": config.seed, "trials": summary.trials.len(),
+        "power_loss": config.power_points.is_some(),
         "acknowledged": summary.total(|t| t.counts.acknowledged),
         "checked": summary.total(|t| t.counts.checked),
         "unflushed_missing": summary.total(|t| t.counts.unflushed_missing),

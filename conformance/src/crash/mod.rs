@@ -25,6 +25,7 @@
 
 pub mod check;
 pub mod plan;
+pub mod power;
 pub mod process;
 
 use std::collections::HashSet;
@@ -66,6 +67,9 @@ pub struct Config {
     pub keep: bool,
     /// The command line that reproduces a trial, without `--trial` (for case files).
     pub command_line: String,
+    /// Simulated power loss instead of kills (`--power-loss`): each trial runs to the
+    /// end with a journal, then is checked at this many moments the power went out.
+    pub power_points: Option<usize>,
 }
 
 impl Config {
@@ -86,6 +90,7 @@ impl Config {
             cases_dir: None,
             keep: false,
             command_line: String::new(),
+            power_points: None,
         }
     }
 }
@@ -110,6 +115,11 @@ pub enum CrashError {
     },
     /// The calibration run's `apply` was answered without a single acknowledgement.
     NoAcks {
+        /// The implementation (from its hello).
+        implementation: String,
+    },
+    /// A power-loss run (`--power-loss`) against an adapter without a journal.
+    NoJournal {
         /// The implementation (from its hello).
         implementation: String,
     },
@@ -149,6 +159,10 @@ impl fmt::Display for CrashError {
                 f,
                 "{implementation} answered the calibration apply without acknowledgements; the adapter has no ack mode (PROTOCOL.md \"Ack mode\")"
             ),
+            CrashError::NoJournal { implementation } => write!(
+                f,
+                "{implementation} does not declare the `journal` capability: it cannot report its file-system calls, so a power loss cannot be simulated (PROTOCOL.md \"Journal\")"
+            ),
             CrashError::Calibration { message } => {
                 write!(f, "the calibration run failed: {message}")
             }
@@ -183,6 +197,21 @@ pub struct Trial {
     pub findings: Vec<Finding>,
     /// The case file written for it, if it failed.
     pub case: Option<PathBuf>,
+    /// Where the power went out, for a power-loss trial.
+    pub power: Option<PowerPoint>,
+}
+
+/// The moment a power-loss trial's power went out.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct PowerPoint {
+    /// Its number among the run's points.
+    pub point: usize,
+    /// File-system calls made before it.
+    pub after_calls: usize,
+    /// File-system calls of the whole run.
+    pub calls: usize,
+    /// Bytes written but not synced at that moment (any prefix of them survives).
+    pub unsynced: usize,
 }
 
 impl Trial {
@@ -342,6 +371,11 @@ pub fn run(config: &Config, mut progress: impl FnMut(&Trial)) -> Result<Summary,
         spare: None,
     };
     let (calibration, timeline, hello) = run.calibrate()?;
+    if config.power_points.is_some() && !hello.has(&crate::protocol::Capability::Journal) {
+        return Err(CrashError::NoJournal {
+            implementation: format!("{} {}", hello.implementation, hello.version),
+        });
+    }
     let indices: Vec<usize> = match config.only_trial {
         Some(k) => vec![k],
         None => (0..config.trials).collect(),
@@ -350,6 +384,13 @@ pub fn run(config: &Config, mut progress: impl FnMut(&Trial)) -> Result<Summary,
     for (i, &index) in indices.iter().enumerate() {
         let mut rng = plan::Rng::new(config.seed, index as u64);
         let plan = plan::build(&mut rng, config.size);
+        if let Some(points) = config.power_points {
+            for trial in run.power_trial(index, &plan, points, i + 1 < indices.len())? {
+                progress(&trial);
+                trials.push(trial);
+            }
+            continue;
+        }
         let kill = plan::kill_point(&mut rng, &plan);
         let delay = timeline.gap(kill.after).mul_f64(kill.fraction);
         let (trial, _, _) = run.trial(
@@ -438,6 +479,41 @@ impl Run<'_> {
         Ok((trial, timeline, hello))
     }
 
+    /// The directory of trial `name`: `sessions/`, `home/` and the plan's v1 file.
+    fn prepare(&self, name: &str, plan: &Plan) -> Result<PathBuf, CrashError> {
+        let dir = self.root.join(name);
+        for sub in ["sessions", "home"] {
+            std::fs::create_dir_all(dir.join(sub)).map_err(|e| io_error(&dir, &e))?;
+        }
+        let main = dir.join(check::MAIN_FILE);
+        std::fs::write(&main, &plan.v1).map_err(|e| io_error(&main, &e))?;
+        Ok(dir)
+    }
+
+    /// Starts the trial's adapter (the spare one, when ready) and the next one's spare.
+    fn process_for(&mut self, more: bool) -> Result<(Process, Hello), CrashError> {
+        let started = self.take_process()?;
+        if more {
+            self.start_spare();
+        }
+        Ok(started)
+    }
+
+    /// The `apply` of a trial: open the v1 file and run the plan's steps, in ack mode
+    /// (and journal mode for a power-loss trial).
+    fn request(&self, case: &str, dir: &Path, plan: &Plan, journal: bool) -> Value {
+        let mut args =
+            json!({"open": check::MAIN_FILE, "cwd": "/proj", "steps": plan.steps, "ack": true});
+        if journal {
+            args["journal"] = Value::Bool(true);
+        }
+        json!({
+            "type": "request", "case": case, "op": "apply",
+            "profile": self.config.profile.name(), "dir": dir.to_string_lossy(),
+            "args": args,
+        })
+    }
+
     /// Runs one trial (`index` `None`: the calibration, not killed).
     fn trial(
         &mut self,
@@ -447,61 +523,142 @@ impl Run<'_> {
         more: bool,
     ) -> Result<(Trial, Timeline, Hello), CrashError> {
         let name = index.map_or("calibration".to_owned(), |i| format!("trial-{i}"));
-        let dir = self.root.join(&name);
-        for sub in ["sessions", "home"] {
-            std::fs::create_dir_all(dir.join(sub)).map_err(|e| io_error(&dir, &e))?;
-        }
-        let main = dir.join(check::MAIN_FILE);
-        std::fs::write(&main, &plan.v1).map_err(|e| io_error(&main, &e))?;
-        let (mut process, hello) = self.take_process()?;
-        if more {
-            self.start_spare();
-        }
+        let dir = self.prepare(&name, plan)?;
+        let (mut process, hello) = self.process_for(more)?;
         let case = format!("crash-{name}");
-        let request = json!({
-            "type": "request", "case": case, "op": "apply",
-            "profile": self.config.profile.name(), "dir": dir.to_string_lossy(),
-            "args": {"open": check::MAIN_FILE, "cwd": "/proj", "steps": plan.steps, "ack": true},
-        });
-        let mut findings = Vec::new();
-        let outcome = drive(&mut process, &case, &request, kill, self.config.timeout);
+        let request = self.request(&case, &dir, plan, false);
+        let outcome = drive(
+            &mut process,
+            &case,
+            &request,
+            kill,
+            self.config.timeout,
+            &dir,
+        );
         let stderr = process.stderr_tail();
         drop(process);
-        let adapter = |reason: String| Finding {
-            file: String::new(),
-            line: None,
-            kind: FindingKind::Adapter { reason },
-        };
-        match &outcome.end {
-            End::Killed | End::Answered(Ok(_)) => {}
-            End::Answered(Err(e)) => findings.push(adapter(format!("the apply failed: {e}"))),
-            End::Exited => findings.push(adapter(format!("it exited before its answer{stderr}"))),
-            End::TimedOut => findings.push(adapter(format!(
-                "no answer within {} s{stderr}",
-                self.config.timeout.as_secs()
-            ))),
-        }
-        if let Some(junk) = outcome.junk.first() {
-            findings.push(adapter(format!(
-                "a line that is not an ack or the response: {junk}"
-            )));
-        }
+        let mut findings = adapter_findings(&outcome, &stderr, self.config.timeout);
         // What the kill left, for the case file of a failing trial.
         let left: Vec<(String, Vec<u8>)> = check::session_files(&dir)
             .into_iter()
             .filter_map(|f| check::read(&dir.join(&f)).map(|b| (f, b)))
             .collect();
-        let promises = check::promises(plan, &outcome.acks, &dir);
+        let promises = check::promises(plan, &outcome.acks, &dir, false);
+        let (checked, counts) = self.verify(&dir, plan, &promises);
+        findings.extend(checked);
+        let mut trial = Trial {
+            index,
+            kill: kill.map(|(k, _)| k),
+            delay: kill.map_or(Duration::ZERO, |(_, d)| d),
+            acks: outcome.acks.len(),
+            completed: matches!(outcome.end, End::Answered(_)),
+            counts,
+            findings,
+            case: None,
+            power: None,
+        };
+        if let Some(index) = index {
+            trial.case = self.keep_case(&hello, plan, &trial, &outcome.acks, &left, index)?;
+        }
+        if !self.config.keep {
+            let _ = std::fs::remove_dir_all(&dir);
+        }
+        Ok((trial, outcome.timeline, hello))
+    }
+
+    /// Runs trial `index` to its end with a journal, then checks the disk at `points`
+    /// moments the power could have gone out (`power`): one [`Trial`] per moment.
+    fn power_trial(
+        &mut self,
+        index: usize,
+        plan: &Plan,
+        points: usize,
+        more: bool,
+    ) -> Result<Vec<Trial>, CrashError> {
+        let name = format!("trial-{index}");
+        let dir = self.prepare(&name, plan)?;
+        let (mut process, hello) = self.process_for(more)?;
+        let case = format!("crash-{name}");
+        let request = self.request(&case, &dir, plan, true);
+        let outcome = drive(
+            &mut process,
+            &case,
+            &request,
+            None,
+            self.config.timeout,
+            &dir,
+        );
+        let stderr = process.stderr_tail();
+        drop(process);
+        let mut first = adapter_findings(&outcome, &stderr, self.config.timeout);
+        let calls = outcome.journal.len();
+        let mut rng = plan::Rng::new(self.config.seed ^ POWER_SALT, index as u64);
+        let mut out = Vec::with_capacity(points);
+        for point in 0..points {
+            let after = rng.below(calls + 1);
+            let mut disk = power::Disk::new(&[(check::MAIN_FILE.to_owned(), plan.v1.clone())]);
+            for (op, _) in &outcome.journal[..after] {
+                disk.apply(op);
+            }
+            // Acks written before the next call: their calls had returned.
+            let acked = outcome
+                .journal
+                .get(after)
+                .map_or(outcome.acks.len(), |(_, n)| *n);
+            let unsynced = disk.unsynced();
+            let left = disk.after_power_loss(&mut rng);
+            let here = self.root.join(format!("{name}-power-{point}"));
+            write_files(&here, &left)?;
+            // Paths in acks name the run's directory; the promises hold them relative.
+            let promises = check::promises(plan, &outcome.acks[..acked], &dir, true);
+            let mut findings = std::mem::take(&mut first);
+            let (checked, counts) = self.verify(&here, plan, &promises);
+            findings.extend(checked);
+            let mut trial = Trial {
+                index: Some(index),
+                kill: None,
+                delay: Duration::ZERO,
+                acks: acked,
+                completed: matches!(outcome.end, End::Answered(_)),
+                counts,
+                findings,
+                case: None,
+                power: Some(PowerPoint {
+                    point,
+                    after_calls: after,
+                    calls,
+                    unsynced,
+                }),
+            };
+            trial.case =
+                self.keep_case(&hello, plan, &trial, &outcome.acks[..acked], &left, index)?;
+            if !self.config.keep {
+                let _ = std::fs::remove_dir_all(&here);
+            }
+            out.push(trial);
+        }
+        if !self.config.keep {
+            let _ = std::fs::remove_dir_all(&dir);
+        }
+        Ok(out)
+    }
+
+    /// Checks the session files of `dir` against `promises`, reopens each of them with
+    /// a later adapter process, and checks again, temp files included.
+    fn verify(
+        &mut self,
+        dir: &Path,
+        plan: &Plan,
+        promises: &check::Promises,
+    ) -> (Vec<Finding>, Counts) {
         let mut allowed = HashSet::new();
-        let (first, counts) =
-            check::check(&dir, self.config.profile, plan, &promises, &mut allowed);
-        findings.extend(first);
-        // A later open of every session file, then the same checks and the temp files.
+        let (mut findings, counts) =
+            check::check(dir, self.config.profile, plan, promises, &mut allowed);
         let mut after = promises.clone();
         after.findings.clear();
         // The branched session too where the implementation put it elsewhere (omp 18
         // writes it under its agent directory, not the session directory it was given).
-        let mut files = check::session_files(&dir);
+        let mut files = check::session_files(dir);
         let branched = promises.branched.as_ref().map(|b| b.0.clone());
         if let Some(file) = &branched {
             if !files.contains(file) && check::read(&dir.join(file)).is_some() {
@@ -509,7 +666,7 @@ impl Run<'_> {
             }
         }
         for file in files {
-            match self.reopen(&dir, &file) {
+            match self.reopen(dir, &file) {
                 Ok(ids) => {
                     if file == check::MAIN_FILE {
                         after.open_checked = true;
@@ -534,42 +691,35 @@ impl Run<'_> {
                 }),
             }
         }
-        let (second, _) = check::check(&dir, self.config.profile, plan, &after, &mut allowed);
+        let (second, _) = check::check(dir, self.config.profile, plan, &after, &mut allowed);
         for f in second
             .into_iter()
-            .chain(check::stale_temps(&dir, branched.as_deref()))
+            .chain(check::stale_temps(dir, branched.as_deref()))
         {
             if !findings.contains(&f) {
                 findings.push(f);
             }
         }
-        let mut trial = Trial {
-            index,
-            kill: kill.map(|(k, _)| k),
-            delay: kill.map_or(Duration::ZERO, |(_, d)| d),
-            acks: outcome.acks.len(),
-            completed: matches!(outcome.end, End::Answered(_)),
-            counts,
-            findings,
-            case: None,
+        (findings, counts)
+    }
+
+    /// Writes a failing trial's case (with `left`, the files it was checked on) when
+    /// the run writes cases; its folder.
+    fn keep_case(
+        &self,
+        hello: &Hello,
+        plan: &Plan,
+        trial: &Trial,
+        acks: &[Ack],
+        left: &[(String, Vec<u8>)],
+        index: usize,
+    ) -> Result<Option<PathBuf>, CrashError> {
+        let Some(cases) = self.config.cases_dir.as_ref().filter(|_| !trial.passed()) else {
+            return Ok(None);
         };
-        if !trial.passed() {
-            if let (Some(cases), Some(index)) = (&self.config.cases_dir, index) {
-                let case = write_case(cases, self.config, &hello, plan, &trial, &outcome, index)?;
-                for (file, bytes) in &left {
-                    let path = case.join("left").join(file);
-                    if let Some(parent) = path.parent() {
-                        std::fs::create_dir_all(parent).map_err(|e| io_error(parent, &e))?;
-                    }
-                    std::fs::write(&path, bytes).map_err(|e| io_error(&path, &e))?;
-                }
-                trial.case = Some(case);
-            }
-        }
-        if !self.config.keep {
-            let _ = std::fs::remove_dir_all(&dir);
-        }
-        Ok((trial, outcome.timeline, hello))
+        let case = write_case(cases, self.config, hello, plan, trial, acks, index)?;
+        write_files(&case.join("left"), left)?;
+        Ok(Some(case))
     }
 
     /// Reopens `file` of `dir` with the reopening adapter: two appends and a flush.
@@ -609,7 +759,7 @@ impl Run<'_> {
                     self.reopener = Some(process);
                     return Err(format!("the later open failed: {e}"));
                 }
-                Event::Ack(_) | Event::Junk(_) => {}
+                Event::Ack(_) | Event::Fs(_) | Event::Junk(_) => {}
                 Event::Eof => {
                     return Err(format!(
                         "it exited in the later open{}",
@@ -620,6 +770,52 @@ impl Run<'_> {
             }
         }
     }
+}
+
+/// Mixed into the seed for the power-loss points, so that a trial's plan is the same
+/// with and without `--power-loss`.
+const POWER_SALT: u64 = 0x706f_7765_725f_6c6f;
+
+/// What was wrong with the adapter itself in a trial: a failed or missing answer, lines
+/// that are not acks (the first one).
+fn adapter_findings(outcome: &Outcome, stderr: &str, timeout: Duration) -> Vec<Finding> {
+    let adapter = |reason: String| Finding {
+        file: String::new(),
+        line: None,
+        kind: FindingKind::Adapter { reason },
+    };
+    let mut findings = Vec::new();
+    match &outcome.end {
+        End::Killed | End::Answered(Ok(_)) => {}
+        End::Answered(Err(e)) => findings.push(adapter(format!("the apply failed: {e}"))),
+        End::Exited => findings.push(adapter(format!("it exited before its answer{stderr}"))),
+        End::TimedOut => findings.push(adapter(format!(
+            "no answer within {} s{stderr}",
+            timeout.as_secs()
+        ))),
+    }
+    if let Some(junk) = outcome.junk.first() {
+        findings.push(adapter(format!(
+            "a line that is not an ack or the response: {junk}"
+        )));
+    }
+    findings
+}
+
+/// Writes `files` (relative path, bytes) under `dir`, with the `sessions/` and `home/`
+/// folders every trial directory has.
+fn write_files(dir: &Path, files: &[(String, Vec<u8>)]) -> Result<(), CrashError> {
+    for sub in ["sessions", "home"] {
+        std::fs::create_dir_all(dir.join(sub)).map_err(|e| io_error(dir, &e))?;
+    }
+    for (file, bytes) in files {
+        let path = dir.join(file);
+        if let Some(parent) = path.parent() {
+            std::fs::create_dir_all(parent).map_err(|e| io_error(parent, &e))?;
+        }
+        std::fs::write(&path, bytes).map_err(|e| io_error(&path, &e))?;
+    }
+    Ok(())
 }
 
 /// How a trial's `apply` ended.
@@ -637,6 +833,9 @@ enum End {
 /// What the adapter said in a trial.
 struct Outcome {
     acks: Vec<Ack>,
+    /// The journal's calls (`PROTOCOL.md` "Journal"), each with the number of acks
+    /// written before it.
+    journal: Vec<(power::FsOp, usize)>,
     junk: Vec<String>,
     timeline: Timeline,
     end: End,
@@ -650,6 +849,7 @@ fn drive(
     request: &Value,
     kill: Option<(KillPoint, Duration)>,
     timeout: Duration,
+    dir: &Path,
 ) -> Outcome {
     process.send(serde_json::to_vec(request).unwrap_or_default());
     let t0 = Instant::now();
@@ -666,6 +866,7 @@ fn drive(
     };
     let mut out = Outcome {
         acks: Vec::new(),
+        journal: Vec::new(),
         junk: Vec::new(),
         timeline: Timeline::default(),
         end: End::TimedOut,
@@ -687,6 +888,16 @@ fn drive(
                 out.timeline.end = t0.elapsed();
                 out.end = End::Answered(r);
                 true
+            }
+            Event::Fs(line) => {
+                match power::FsOp::read(&line, dir) {
+                    Ok(op) => out.journal.push((op, out.acks.len())),
+                    Err(why) if out.junk.len() < 5 => {
+                        out.junk.push(format!("a journal line: {why}"));
+                    }
+                    Err(_) => {}
+                }
+                false
             }
             Event::Junk(j) => {
                 if out.junk.len() < 5 {
@@ -743,14 +954,14 @@ pub fn substitute(step: &Value, results: &[Value]) -> Value {
 
 /// Writes a failing trial as a case: `case.json` (the steps, the kill point, the
 /// findings, the command that reruns it) and `input/session.jsonl` (the v1 file); the
-/// caller adds `left/`, the session files as the kill left them.
+/// caller adds `left/`, the session files as the kill or the power loss left them.
 fn write_case(
     cases: &Path,
     config: &Config,
     hello: &Hello,
     plan: &Plan,
     trial: &Trial,
-    outcome: &Outcome,
+    acks: &[Ack],
     index: usize,
 ) -> Result<PathBuf, CrashError> {
     let implementation: String = format!("{}-{}", hello.implementation, hello.version)
@@ -764,16 +975,18 @@ fn write_case(
         })
         .take(60)
         .collect();
+    let point = trial
+        .power
+        .map_or(String::new(), |p| format!("-power{}", p.point));
     let name = format!(
-        "crash-{implementation}-{}-seed{}-trial{index}",
+        "crash-{implementation}-{}-seed{}-trial{index}{point}",
         config.profile.name(),
         config.seed
     );
     let dir = cases.join(&name);
     let input = dir.join("input");
     std::fs::create_dir_all(&input).map_err(|e| io_error(&input, &e))?;
-    let acked: Vec<Value> = outcome
-        .acks
+    let acked: Vec<Value> = acks
         .iter()
         .map(|a| json!({"step": a.step, "result": a.result, "durable": a.durable}))
         .collect();
@@ -781,18 +994,30 @@ fn write_case(
         json!({"after": k.after.to_string(), "fraction": k.fraction,
                "delay_us": u64::try_from(trial.delay.as_micros()).unwrap_or(u64::MAX)})
     });
+    let power = trial.power.map_or(Value::Null, |p| {
+        json!({"point": p.point, "after_calls": p.after_calls, "calls": p.calls, "unsynced_bytes": p.unsynced})
+    });
     let findings: Vec<Value> = trial
         .findings
         .iter()
         .map(|f| json!({"file": f.file, "line": f.line, "kind": f.kind.name(), "message": f.to_string()}))
         .collect();
+    let what = match trial.power {
+        Some(p) => format!(
+            "power-loss point {} of trial {index}, seed {}: the power went out after {} of {} file-system calls, {} bytes unsynced",
+            p.point, config.seed, p.after_calls, p.calls, p.unsynced
+        ),
+        None => format!(
+            "kill -9 trial {index} of seed {}: killed {} µs after {}",
+            config.seed,
+            trial.delay.as_micros(),
+            kill["after"].as_str().unwrap_or("-"),
+        ),
+    };
     let case = json!({
         "name": name,
         "description": format!(
-            "kill -9 trial {index} of seed {}: killed {} after {}; {} acknowledgement(s) read; {}",
-            config.seed,
-            trial.delay.as_micros().to_string() + " µs",
-            kill["after"].as_str().unwrap_or("-"),
+            "{what}; {} acknowledgement(s) read; {}",
             trial.acks,
             trial.findings.first().map(ToString::to_string).unwrap_or_default()
         ),
@@ -800,7 +1025,7 @@ fn write_case(
         "op": "apply",
         "args": {"open": check::MAIN_FILE, "cwd": "/proj", "steps": plan.steps},
         "crash": {
-            "seed": config.seed, "trial": index, "kill": kill, "completed": trial.completed,
+            "seed": config.seed, "trial": index, "kill": kill, "power": power, "completed": trial.completed,
             "acknowledged": acked, "findings": findings,
             "reproduce": format!("{} --trial {index}", config.command_line),
         },

@@ -39,6 +39,8 @@ pub struct Ack {
 pub enum Event {
     /// An acknowledgement.
     Ack(Ack),
+    /// A journal line (`PROTOCOL.md` "Journal"): a file-system call, unread.
+    Fs(Value),
     /// The request's response: `Ok(output)` or `Err("kind: message")`.
     Response(Result<Value, String>),
     /// A line that is neither (kept for the report, never fatal).
@@ -232,6 +234,7 @@ fn read_event(line: &str, case: &str) -> Event {
                 entry: value.get("entry").filter(|e| e.is_object()).cloned(),
             })
         }
+        Some("fs") => Event::Fs(value),
         Some("response") => {
             if let Some(ok) = value.get("ok") {
                 Event::Response(Ok(ok.clone()))

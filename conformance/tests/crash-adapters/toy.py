@@ -10,7 +10,13 @@ Correct by default; `--bug NAME` plants one defect the command must find:
   junk              answers with lies: acks for steps that do not exist, a branched session
                     outside the case directory, lines that are not JSON
   no-ack            ignores ack mode (answers without acknowledgements)
+  no-fsync          (power loss) a flush writes nothing to the disk: no fsync
+  unsynced-rename   (power loss) rewrites rename their temp file without an fsync first
+  no-journal        declares no `journal` capability
+
+With `"journal": true` it reports its file-system calls (PROTOCOL.md "Journal").
 """
+import base64
 import json
 import os
 import sys
@@ -18,6 +24,39 @@ import time
 import uuid
 
 BUG = sys.argv[sys.argv.index("--bug") + 1] if "--bug" in sys.argv else None
+JOURNAL = None  # the calls not yet reported, in journal mode
+
+
+def record(op, path, **more):
+    if JOURNAL is not None:
+        JOURNAL.append(dict(op=op, path=path, **more))
+
+
+def record_write(path, text):
+    record("write", path, data=base64.b64encode(text.encode("utf-8")).decode("ascii"))
+
+
+def send_journal(case):
+    while JOURNAL:
+        send(dict(JOURNAL.pop(0), type="fs", case=case))
+
+
+def fsync(path):
+    with open(path, "a") as f:
+        os.fsync(f.fileno())
+    record("fsync", path)
+
+
+def rewrite(temp, target, text):
+    """An atomic rewrite: temp file, fsync (unless unsynced-rename), rename."""
+    with open(temp, "w") as f:
+        record("truncate", temp)
+        f.write(text)
+        record_write(temp, text)
+    if BUG != "unsynced-rename":
+        fsync(temp)
+    os.replace(temp, target)
+    record("rename", temp, to=target)
 
 
 def send(obj):
@@ -45,6 +84,7 @@ class Session:
             for name in os.listdir(folder) if os.path.isdir(folder) else []:
                 if name.startswith(".") and name.endswith(".tmp"):
                     os.remove(os.path.join(folder, name))
+                    record("unlink", os.path.join(folder, name))
         with open(path, "rb") as f:
             text = f.read().decode("utf-8", "replace")
         self.ends_with_newline = text.endswith("\n") or text == ""
@@ -67,9 +107,7 @@ class Session:
                 parent = e["id"]
             self.header["version"] = 3
             temp = os.path.join(os.path.dirname(path), "." + os.path.basename(path) + ".tmp")
-            with open(temp, "w") as f:
-                f.write("".join(line_of(v) + "\n" for v in [self.header] + self.entries))
-            os.replace(temp, path)
+            rewrite(temp, path, "".join(line_of(v) + "\n" for v in [self.header] + self.entries))
             self.ends_with_newline = True
         self.by_id = {e["id"]: e for e in self.entries if "id" in e}
         self.leaf = self.entries[-1]["id"] if self.entries else None
@@ -80,10 +118,13 @@ class Session:
                 half = len(text) // 2
                 f.write(text[:half])
                 f.flush()
+                record_write(self.path, text[:half])
                 time.sleep(0.002)  # a window for the kill
                 f.write(text[half:])
+                record_write(self.path, text[half:])
             else:
                 f.write(text)
+                record_write(self.path, text)
 
     def append(self, entry):
         entry["id"] = new_id(self.by_id)
@@ -111,6 +152,8 @@ class Session:
             for text in self.pending:
                 self.write(text)
             self.pending = []
+        if BUG != "no-fsync" and os.path.exists(self.path):
+            fsync(self.path)
 
     def branched(self, leaf):
         path = []
@@ -124,9 +167,9 @@ class Session:
         name = os.path.join(self.sessions_dir, uuid.uuid4().hex + ".jsonl")
         header = dict(self.header, id=str(uuid.uuid4()), parentSession=self.path)
         temp = os.path.join(self.sessions_dir, "." + os.path.basename(name) + ".tmp")
-        with open(temp, "w") as f:
-            f.write("".join(line_of(v) + "\n" for v in [header] + path))
-        os.replace(temp, name)
+        if os.path.exists(self.path):
+            fsync(self.path)  # the old file's appends: a later flush syncs only the new one
+        rewrite(temp, name, "".join(line_of(v) + "\n" for v in [header] + path))
         self.path = name
         self.entries = list(path)
         self.by_id = {e["id"]: e for e in path}
@@ -173,10 +216,13 @@ def substitute(value, results):
 
 
 def apply(req):
+    global JOURNAL
     case, args, d = req.get("case"), req.get("args") or {}, req["dir"]
     ack = args.get("ack") is True and BUG != "no-ack"
+    JOURNAL = [] if ack and args.get("journal") is True else None
     sm = Session(os.path.join(d, args["open"]), os.path.join(d, "sessions"))
     if ack:
+        send_journal(case)
         send({"type": "ack", "case": case, "step": None, "result": None, "durable": True})
     results = []
     for n, step in enumerate(args.get("steps") or []):
@@ -186,6 +232,7 @@ def apply(req):
             result = {"error": {"kind": "exception", "message": str(e)}}
         results.append(result)
         if ack:
+            send_journal(case)
             line = {"type": "ack", "case": case, "step": n, "result": result, "durable": True}
             if isinstance(result, str) and result in sm.by_id:
                 line["entry"] = sm.by_id[result]
@@ -195,6 +242,8 @@ def apply(req):
                 send({"type": "ack", "case": case, "step": 10**9, "result": "zzzzzzzz", "durable": True})
                 send({"type": "ack", "case": case, "step": -3, "entry": [1]})
     sm.flush()
+    if ack:
+        send_journal(case)
     return {"results": results, "leafId": sm.leaf}
 
 
@@ -205,7 +254,7 @@ def main():
         msg = json.loads(raw)
         if msg.get("type") == "hello":
             send({"type": "hello", "implementation": "toy", "version": BUG or "correct", "profile": "pi",
-                  "operations": ["apply"], "capabilities": []})
+                  "operations": ["apply"], "capabilities": [] if BUG == "no-journal" else ["journal"]})
         elif msg.get("type") == "bye":
             return
         elif msg.get("type") == "request":

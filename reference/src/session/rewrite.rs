@@ -108,7 +108,7 @@ impl SessionManager {
         if let Some(old) = self.file.clone() {
             let new = session_dir.join(old.file_name().unwrap_or_default());
             had_file = self.storage.exists(&old);
-            self.close_writer();
+            self.close_writer()?;
             if had_file {
                 self.storage
                     .rename(&old, &new)

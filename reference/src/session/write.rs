@@ -65,12 +65,16 @@ impl SessionManager {
         Ok(())
     }
 
-    /// Closes the open writer, if any (before a rewrite replaces its file). Its errors
-    /// were latched when they happened.
-    pub(super) fn close_writer(&mut self) {
+    /// Syncs and closes the open writer, if any (before a rewrite, a move, or
+    /// `createBranchedSession` switches to another file): a later [`Self::flush`] syncs
+    /// only the current file, and it promises every append before it.
+    pub(super) fn close_writer(&mut self) -> Result<(), SessionError> {
         if let Some((_, mut writer)) = self.writer.take() {
+            let synced = writer.flush().and_then(|()| writer.fsync());
             let _ = writer.close();
+            synced.map_err(|e| self.latch(&e))?;
         }
+        Ok(())
     }
 
     /// A failed write (already latched) as the append that started it sees it: its own
@@ -111,7 +115,7 @@ impl SessionManager {
         }
         self.pending_blobs.extend(blobs);
         self.write_blobs()?;
-        self.close_writer();
+        self.close_writer()?;
         self.storage
             .write_text(&path, text.as_bytes())
             .map_err(|e| self.latch(&e))?;
@@ -141,7 +145,10 @@ impl SessionManager {
     }
 }
 
-/// The open writer of `path` (`slot`), opened (and any other one closed) when needed.
+/// The open writer of `path` (`slot`), opened when needed. A writer of another file
+/// (the session before `createBranchedSession`) is synced before it is closed: a later
+/// [`SessionManager::flush`] syncs only the current file, and it promises every append
+/// before it.
 fn writer_for<'a>(
     slot: &'a mut Option<(PathBuf, Box<dyn Writer>)>,
     storage: &mut dyn Storage,
@@ -149,6 +156,7 @@ fn writer_for<'a>(
 ) -> std::io::Result<&'a mut dyn Writer> {
     if slot.as_ref().is_none_or(|(open, _)| open != path) {
         if let Some((_, mut old)) = slot.take() {
+            old.flush().and_then(|()| old.fsync())?;
             let _ = old.close();
         }
         *slot = Some((path.to_owned(), storage.open_writer(path)?));
