@@ -231,7 +231,8 @@ pub struct Hello {
     pub operations: Vec<Operation>,
     /// Optional extras: `diagnostics` (`load` reports `diagnostics` and `migrated`),
     /// `own-file-names` (created file names are not part of the contract: files are
-    /// matched by content and role).
+    /// matched by content and role), `faults` (the adapter applies a request's faults),
+    /// `journal` (in ack mode, it reports the file-system calls of an `apply`).
     #[serde(default)]
     #[schemars(with = "Vec<String>")]
     pub capabilities: Vec<Capability>,

@@ -297,6 +297,70 @@ function faultyStorage(faults: unknown, dir: string): any {
  */
 const FAULTS_SUPPORTED = PKG_JSON.version.startsWith("13.");
 
+// ---------------------------------------------------------------------------------------------
+// Journal (PROTOCOL.md "Journal", `session-conformance crash --power-loss`): with `"journal": true`
+// in ack mode, the request's storage records the calls that change files as they return, and
+// they are written as `fs` lines before the next ack (and before the response). The wrapper
+// follows 13.x's SessionStorage, like the faults': 18.x declares no `journal` capability.
+// ---------------------------------------------------------------------------------------------
+let journal: Record<string, unknown>[] | null = null; // the calls not yet written, in journal mode
+
+function record(op: string, file: string, more: Record<string, unknown> = {}) {
+	journal?.push({ op, path: path.resolve(String(file)), ...more });
+}
+
+function recordText(file: string, text: string | Buffer, replaced: boolean) {
+	if (replaced) record("truncate", file);
+	record("write", file, { data: Buffer.from(text).toString("base64") });
+}
+
+/** `inner` (a SessionStorage) with its file-changing calls recorded in the journal. */
+function journaledStorage(inner: any): any {
+	const storage = Object.create(inner);
+	storage.openWriter = (file: string, options?: any) => {
+		const writer = inner.openWriter(file, options);
+		if (options?.flags === "w") record("truncate", file);
+		else record("write", file, { data: "" });
+		return {
+			async writeLine(line: string) {
+				await writer.writeLine(line);
+				recordText(file, line, false);
+			},
+			flush: () => writer.flush(),
+			async fsync() {
+				await writer.fsync();
+				record("fsync", file);
+			},
+			close: () => writer.close(),
+			getError: () => writer.getError(),
+		};
+	};
+	// writeFileSync and Bun.write replace the file in place: emptied, then written.
+	storage.writeTextSync = (file: string, content: string) => {
+		inner.writeTextSync(file, content);
+		recordText(file, content, true);
+	};
+	storage.writeText = async (file: string, content: string) => {
+		await inner.writeText(file, content);
+		recordText(file, content, true);
+	};
+	storage.rename = async (from: string, to: string) => {
+		await inner.rename(from, to);
+		record("rename", from, { to: path.resolve(to) });
+	};
+	storage.unlink = async (file: string) => {
+		await inner.unlink(file);
+		record("unlink", file);
+	};
+	return storage;
+}
+
+/** Writes the journal's lines so far. */
+async function sendJournal() {
+	if (!journal) return;
+	for (const line of journal.splice(0)) await send({ type: "fs", case: currentCase, ...line });
+}
+
 /** The current request's storage (faulty when it has faults) and case directory. */
 let requestStorage: any;
 let requestDir = "";
@@ -539,6 +603,7 @@ async function runSteps(sm: any, steps: unknown[], ack = false, reopened?: (sm: 
 			values.push(null);
 			results.push({ error: errorObject(err, step?.call === "flush" || step?.call === "reopen" ? "flush" : "step") });
 		}
+		await sendJournal();
 		if (ack) await send(ackLine(sm, i, results[i]));
 	}
 	return results;
@@ -600,12 +665,14 @@ async function startSession(dir: string, args: any): Promise<any> {
 async function opApply(dir: string, args: any) {
 	let sm = await startSession(dir, args);
 	const ack = args.ack === true;
+	await sendJournal();
 	if (ack) await send(ackLine(sm, null, null));
 	const results = await runSteps(sm, Array.isArray(args.steps) ? args.steps : [], ack, reopened => {
 		sm = reopened;
 	});
 	const leafId = sm.getLeafId() ?? null;
 	const flushError = await finish(sm);
+	await sendJournal();
 	return flushError ? { results, leafId, flushError } : { results, leafId };
 }
 
@@ -1229,6 +1296,11 @@ async function handleRequest(req: any): Promise<Record<string, unknown>> {
 		enterCaseDir(req.dir);
 		requestDir = req.dir;
 		requestStorage = FAULTS_SUPPORTED ? faultyStorage(req.faults, req.dir) : undefined;
+		journal = null;
+		if (FAULTS_SUPPORTED && req.op === "apply" && req.args?.ack === true && req.args?.journal === true) {
+			requestStorage = journaledStorage(requestStorage ?? new storage_mod.FileSessionStorage());
+			journal = [];
+		}
 		const ok = await handler(req.dir, req.args ?? {});
 		if (ok === STORE_UNSUPPORTED) return { ...base, unsupported: true };
 		return { ...base, ok };
@@ -1286,7 +1358,7 @@ function hello() {
 		version: PKG_JSON.version,
 		profile: "omp",
 		operations: OPERATIONS,
-		capabilities: FAULTS_SUPPORTED ? ["faults"] : [],
+		capabilities: FAULTS_SUPPORTED ? ["faults", "journal"] : [],
 	};
 }
 

@@ -410,6 +410,83 @@ function installFaults(faults, dir) {
 	};
 }
 
+// Journal (PROTOCOL.md "Journal", `session-conformance crash --power-loss`): with
+// `"journal": true` in ack mode, the `fs` calls that change files are recorded as they
+// return, and written as `fs` lines before the next ack (and before the response).
+// pi-mono 0.73.1 writes with appendFileSync and writeFileSync on paths; pi 1.x also opens
+// files ("w", "wx") and writes to the descriptor. Neither calls fsyncSync; it is wrapped
+// anyway, so that the journal would show one.
+// ---------------------------------------------------------------------------
+let journal = null; // the calls not yet written, in journal mode
+
+function record(op, path, more) {
+	journal?.push({ op, path: resolve(String(path)), ...more });
+}
+
+function dataOf(data) {
+	return Buffer.from(typeof data === "string" ? data : data ?? "").toString("base64");
+}
+
+// Installs the journal's wrappers; returns the function that removes them.
+function installJournal() {
+	journal = [];
+	const fds = new Map(); // descriptor -> path, for files opened to write
+	const saved = {};
+	let depth = 0; // Node's own fs functions call each other: only the outermost call counts
+	const wrap = (name, after) => {
+		const original = fs[name];
+		saved[name] = original;
+		fs[name] = (...args) => {
+			depth++;
+			let result;
+			try {
+				result = original(...args);
+			} finally {
+				depth--;
+			}
+			if (depth === 0) after(args, result);
+			return result;
+		};
+	};
+	const pathOf = (target) => (typeof target === "number" ? fds.get(target) : target);
+	wrap("openSync", ([path, flags], fd) => {
+		const f = String(flags ?? "r");
+		if (f.startsWith("r") && !f.includes("+")) return;
+		fds.set(fd, path);
+		if (f.startsWith("w")) record("truncate", path);
+		else record("write", path, { data: "" });
+	});
+	wrap("closeSync", ([fd]) => fds.delete(fd));
+	wrap("appendFileSync", ([target, data]) => {
+		const path = pathOf(target);
+		if (path !== undefined) record("write", path, { data: dataOf(data) });
+	});
+	wrap("writeFileSync", ([target, data]) => {
+		const path = pathOf(target);
+		if (path === undefined) return;
+		if (typeof target !== "number") record("truncate", path); // a path: the file is replaced in place
+		record("write", path, { data: dataOf(data) });
+	});
+	wrap("fsyncSync", ([fd]) => {
+		if (fds.has(fd)) record("fsync", fds.get(fd));
+	});
+	wrap("renameSync", ([from, to]) => record("rename", from, { to: resolve(String(to)) }));
+	wrap("unlinkSync", ([path]) => record("unlink", path));
+	syncBuiltinESMExports();
+	return () => {
+		Object.assign(fs, saved);
+		syncBuiltinESMExports();
+		journal = null;
+	};
+}
+
+// Writes the journal's lines so far.
+async function sendJournal() {
+	if (!journal) return;
+	const lines = journal.splice(0);
+	for (const line of lines) await send({ type: "fs", case: currentCase, ...line });
+}
+
 // Ack mode (PROTOCOL.md "Ack mode", `session-conformance crash`): with `"ack": true` an
 // apply writes an ack line after the open and after each step returns, awaited before
 // the next step runs. pi-mono writes synchronously (appendFileSync) once the session is
@@ -427,6 +504,15 @@ async function opApply(L, args, env) {
 	const { SessionManager } = L;
 	const steps = Array.isArray(args.steps) ? args.steps : [];
 	const ack = args.ack === true;
+	const unjournal = ack && args.journal === true ? installJournal() : () => {};
+	try {
+		return await applySteps(SessionManager, args, env, ack, steps);
+	} finally {
+		unjournal();
+	}
+}
+
+async function applySteps(SessionManager, args, env, ack, steps) {
 	let sm;
 	if (typeof args.open === "string") {
 		sm = openSession(SessionManager, args.open, env.sessionDir);
@@ -438,6 +524,7 @@ async function opApply(L, args, env) {
 	} else {
 		sm = SessionManager.create(args.cwd, env.sessionDir);
 	}
+	await sendJournal();
 	if (ack) await send(ackLine(sm, null, null));
 	const returns = []; // raw return values, for {"$result": N}
 	const results = []; // what the response reports
@@ -460,6 +547,7 @@ async function opApply(L, args, env) {
 			results.push({ error: errorObject(err, "step") });
 		}
 		returns.push(raw);
+		await sendJournal();
 		if (ack) await send(ackLine(sm, i, results[i]));
 	}
 	// Nothing to flush or close: pi-mono writes synchronously.
@@ -889,7 +977,7 @@ function helloMessage() {
 		version: VERSION,
 		profile: PROFILE,
 		operations: OPERATIONS,
-		capabilities: ["faults"],
+		capabilities: ["faults", "journal"],
 	};
 }
 
