@@ -964,8 +964,8 @@ pub fn substitute(step: &Value, results: &[Value]) -> Value {
     crate::execute::substitute(step, results)
 }
 
-/// Writes a failing trial as a case: `case.json` (the steps, the kill point, the
-/// findings, the command that reruns it) and `input/session.jsonl` (the v1 file); the
+/// Writes a failing trial as a case: `case.json` (the steps that ran, the kill point,
+/// the findings, the command that reruns it) and `input/session.jsonl` (the v1 file); the
 /// caller adds `left/`, the session files as the kill or the power loss left them.
 fn write_case(
     cases: &Path,
@@ -1026,6 +1026,18 @@ fn write_case(
             kill["after"].as_str().unwrap_or("-"),
         ),
     };
+    // Shrunk to the steps that ran: those acknowledged and the one in progress.
+    let ran = acks
+        .iter()
+        .filter_map(|a| a.step)
+        .max()
+        .map_or(1, |last| last + 2)
+        .min(plan.steps.len());
+    let ran = if trial.completed && trial.power.is_none() {
+        plan.steps.len()
+    } else {
+        ran
+    };
     let case = json!({
         "name": name,
         "description": format!(
@@ -1035,9 +1047,10 @@ fn write_case(
         ),
         "profiles": [config.profile.name()],
         "op": "apply",
-        "args": {"open": check::MAIN_FILE, "cwd": "/proj", "steps": plan.steps},
+        "args": {"open": check::MAIN_FILE, "cwd": "/proj", "steps": plan.steps[..ran]},
         "crash": {
             "seed": config.seed, "trial": index, "kill": kill, "power": power, "completed": trial.completed,
+            "steps_left_out": plan.steps.len() - ran,
             "acknowledged": acked, "findings": findings,
             "reproduce": format!("{} --trial {index}", config.command_line),
         },
