@@ -138,15 +138,15 @@ fn an_adapter_that_acknowledges_before_writing_loses_data_and_is_caught() {
         assert_eq!(case["op"], "apply");
         // Shrunk to the steps that ran: the acknowledged ones and the one in progress.
         let steps = case["args"]["steps"].as_array().unwrap().len();
-        let left_out = case["crash"]["steps_left_out"].as_u64().unwrap();
-        assert!(steps + left_out as usize > 60, "{case}");
+        let left_out = usize::try_from(case["crash"]["steps_left_out"].as_u64().unwrap()).unwrap();
+        assert!(steps + left_out > 60, "{case}");
         let last_acked = case["crash"]["acknowledged"]
             .as_array()
             .unwrap()
             .iter()
             .filter_map(|a| a["step"].as_u64())
             .max();
-        let in_progress = last_acked.map_or(0, |s| s + 1) as usize;
+        let in_progress = usize::try_from(last_acked.map_or(0, |s| s + 1)).unwrap();
         assert!(steps == in_progress + 1 || left_out == 0, "{case}");
         assert!(case["crash"]["kill"]["after"].is_string());
         // Lost, or (pending writes that land after the createBranchedSession) written
