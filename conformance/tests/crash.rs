@@ -403,3 +403,24 @@ fn a_power_loss_run_needs_the_journal_capability() {
         stderr(&out)
     );
 }
+
+#[test]
+fn a_lying_journal_fails_its_trials_without_a_panic_or_a_write_outside() {
+    let cases = tempfile::tempdir().unwrap();
+    let out = toy(
+        cases.path(),
+        "junk",
+        &["--power-loss", "--points", "4", "--trials", "1"],
+    );
+    no_panic(&out);
+    let text = stdout(&out);
+    assert_eq!(out.status.code(), Some(1), "{text}{}", stderr(&out));
+    assert!(
+        text.contains("a journal line: `path` leads outside the case directory: /etc/passwd"),
+        "{text}"
+    );
+    assert!(
+        text.contains("the journal's files cannot be laid out"),
+        "{text}"
+    );
+}

@@ -101,6 +101,17 @@ impl FsOp {
     }
 }
 
+impl FsOp {
+    /// What the call costs to keep: its bytes and paths, and 64 for the call itself.
+    pub fn size(&self) -> usize {
+        64 + match self {
+            FsOp::Write { path, data } => path.len() + data.len(),
+            FsOp::Rename { path, to } => path.len() + to.len(),
+            FsOp::Truncate { path } | FsOp::Fsync { path } | FsOp::Unlink { path } => path.len(),
+        }
+    }
+}
+
 /// `raw` (absolute, or relative to `dir`) as a path relative to `dir`, by its text
 /// alone (the file may be gone): `None` when it leaves `dir` or names `dir` itself.
 pub fn inside(dir: &Path, raw: &str) -> Option<String> {

@@ -39,6 +39,13 @@ def record_write(path, text):
 def send_journal(case):
     while JOURNAL:
         send(dict(JOURNAL.pop(0), type="fs", case=case))
+    if BUG == "junk" and JOURNAL is not None:  # calls outside the case, bad data, a file and a folder of one name
+        for line in ({"op": "write", "path": "/etc/passwd", "data": "eA=="},
+                     {"op": "write", "path": "x", "data": "not base64!"},
+                     {"op": "chmod", "path": "x"},
+                     {"op": "write", "path": "clash", "data": "eA=="},
+                     {"op": "write", "path": "clash/inner", "data": "eA=="}):
+            send(dict(line, type="fs", case=case))
 
 
 def fsync(path):
