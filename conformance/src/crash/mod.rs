@@ -595,7 +595,7 @@ impl Run<'_> {
         let mut rng = plan::Rng::new(self.config.seed ^ POWER_SALT, index as u64);
         let mut out = Vec::with_capacity(points);
         for point in 0..points {
-            let after = power_point(&mut rng, &outcome.journal, outcome.acks.len());
+            let after = power::moment(&mut rng, &outcome.journal, outcome.acks.len());
             let mut disk = power::Disk::new(&[(check::MAIN_FILE.to_owned(), plan.v1.clone())]);
             for (op, _) in &outcome.journal[..after] {
                 disk.apply(op);
@@ -796,18 +796,6 @@ const MAX_JOURNAL_BYTES: usize = 1 << 30;
 /// Mixed into the seed for the power-loss points, so that a trial's plan is the same
 /// with and without `--power-loss`.
 const POWER_SALT: u64 = 0x706f_7765_725f_6c6f;
-
-/// How many of the `journal`'s calls were made when the power went out: after an ack
-/// drawn from the `acks` (or before the first), at a call drawn from those made before
-/// the next one. Drawing the ack first spreads the moments over the whole run, also for
-/// an implementation that makes thousands of calls in one step (omp 13.19.0 rewrites
-/// the whole file for each queued append before its first flush).
-fn power_point(rng: &mut plan::Rng, journal: &[(power::FsOp, usize)], acks: usize) -> usize {
-    let ack = rng.below(acks + 1);
-    let first = journal.partition_point(|(_, n)| *n < ack);
-    let next = journal.partition_point(|(_, n)| *n <= ack);
-    first + rng.below(next - first + 1)
-}
 
 /// What was wrong with the adapter itself in a trial: a failed or missing answer, lines
 /// that are not acks (the first one).
