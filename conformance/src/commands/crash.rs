@@ -37,7 +37,8 @@ use super::{parse_profile, status, write_stdout, AdapterArgs, OutputFormat};
 /// are then promised; the other checks are the same.
 ///
 /// Exit status: 0 when every trial passed, 1 when one failed, 2 when the adapter cannot
-/// be run (no hello, no ack mode) or a file cannot be written.
+/// be run (no hello, no ack mode, no journal for `--power-loss`) or a file cannot be
+/// written.
 #[derive(clap::Args)]
 pub struct Args {
     #[command(flatten)]
@@ -248,7 +249,7 @@ fn report_text(summary: &Summary, config: &Config, expected: &Expected) -> Strin
     }
     let _ = writeln!(
         out,
-        "acknowledged {}, checked {}, losses {}, fused {}, torn {}, second headers {}, stale temp files {}, answered before the kill {}",
+        "acknowledged {}, checked {}, losses {}, fused {}, torn {}, second headers {}, stale temp files {}, {}",
         summary.total(|t| t.counts.acknowledged),
         summary.total(|t| t.counts.checked),
         summary.total(Trial::losses),
@@ -256,7 +257,16 @@ fn report_text(summary: &Summary, config: &Config, expected: &Expected) -> Strin
         summary.total(|t| t.counts.torn),
         summary.total(|t| t.count("second_header")),
         summary.total(|t| t.count("stale_temp")),
-        summary.trials.iter().filter(|t| t.completed).count(),
+        match config.power_points {
+            Some(_) => format!(
+                "broken migrations {}",
+                summary.total(|t| t.count("migration"))
+            ),
+            None => format!(
+                "answered before the kill {}",
+                summary.trials.iter().filter(|t| t.completed).count()
+            ),
+        },
     );
     let failed = summary.failed(expected);
     let divergent = summary.divergent(expected);
