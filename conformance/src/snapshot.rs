@@ -174,6 +174,23 @@ pub(crate) fn hex(bytes: &[u8]) -> String {
     })
 }
 
+/// omp 18's title slot: a first line `{"type":"title",…}` before the header, which the
+/// reference (omp 13.19.0's format) does not read. Returns the lines set aside (0 or 1)
+/// and the rest of the file.
+pub fn title_slot(bytes: &[u8]) -> (usize, &[u8]) {
+    let Some(end) = bytes.iter().position(|&b| b == b'\n') else {
+        return (0, bytes);
+    };
+    let first = &bytes[..end];
+    let is_title = first.starts_with(b"{\"type\":\"title\"")
+        && serde_json::from_slice::<Value>(first).is_ok_and(|v| v.is_object());
+    if is_title {
+        (1, &bytes[end + 1..])
+    } else {
+        (0, bytes)
+    }
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;

@@ -291,17 +291,124 @@ function faultyStorage(faults: unknown, dir: string): any {
 }
 
 /**
- * The wrapper follows 13.x's SessionStorage. 18.x's is another interface (writeTextAtomic, a writer's
- * appendSync, drain, a publish lock), whose calls the wrapper would miss or make less safe than they
- * are: there the adapter declares no `faults` capability, and the fault cases are skipped.
+ * The wrapper above follows 13.x's SessionStorage; 18.x's is another interface (writeTextAtomic, a
+ * writer's appendSync, a publish lock), wrapped by `storage18` below.
  */
-const FAULTS_SUPPORTED = PKG_JSON.version.startsWith("13.");
+const IS_13 = PKG_JSON.version.startsWith("13.");
+
+/**
+ * 18.x: a FileSessionStorage whose file-changing calls go through the request's faults and, in
+ * journal mode, the journal. The wrappers are own properties of the storage itself, so its private
+ * fields stay usable and its own calls reach them (writeTextSync and writeTextAtomic publish their
+ * temp file through `this.renameSync`). Bun ignores assignments to the `fs` module, so the calls are
+ * caught at this interface, and a fault acts as 18.x's own code would after the failing `fs` call:
+ * - openWriter is an `open`; a writer's appendSync a `write`. A failed write leaves no bytes: 18.x's
+ *   writer truncates the file back to its size before the write (`#writeNow`). A short write is
+ *   completed by its loop.
+ * - writeTextSync and writeTextAtomic (a temp file, renamed over the target) are an `open`, a `write`
+ *   and a `rename` of the target: a failed write discards the temp file, the target untouched.
+ * - 18.x never calls fsync, so an `fsync` fault never fires.
+ * - The journal records a rewrite's temp file (its truncate and write) when `renameSync` publishes it,
+ *   just before the rename: for writeTextAtomic, whose write is awaited, slightly later than it happened.
+ */
+function storage18(faults: unknown, dir: string, journaling: boolean): any {
+	const hasFaults = Array.isArray(faults) && faults.length > 0;
+	if (!hasFaults && !journaling) return undefined;
+	const hit = hasFaults ? armFaults(faults as any[], dir) : (_on: string, _file: string): any => null;
+	const storage: any = new storage_mod.FileSessionStorage();
+	const proto = storage_mod.FileSessionStorage.prototype;
+	const staged = new Map<string, string>(); // target -> the text its pending rewrite stages in a temp file
+	const rewrite = (file: string, content: string) => {
+		const opened = hit("open", file);
+		if (opened) throw faultError(opened.error, "open", file);
+		const f = hit("write", file);
+		if (f && !f.short) throw faultError(f.error, "write", file);
+		staged.set(file, content);
+	};
+	storage.writeTextSync = (file: string, content: string, options?: any) => {
+		rewrite(file, content);
+		try {
+			return proto.writeTextSync.call(storage, file, content, options);
+		} finally {
+			staged.delete(file);
+		}
+	};
+	storage.writeTextAtomic = async (file: string, content: string, options?: any) => {
+		rewrite(file, content);
+		try {
+			return await proto.writeTextAtomic.call(storage, file, content, options);
+		} finally {
+			staged.delete(file);
+		}
+	};
+	storage.renameSync = (source: string, target: string) => {
+		const text = staged.get(target);
+		const f =
+			text !== undefined ? hit("rename", target) : (hit("rename", source) ?? (source !== target ? hit("rename", target) : null));
+		if (f) throw faultError(f.error, "rename", source);
+		proto.renameSync.call(storage, source, target);
+		if (text !== undefined) recordText(source, text, true);
+		record("rename", source, { to: path.resolve(target) });
+	};
+	storage.rename = async (source: string, target: string) => {
+		const f = hit("rename", source) ?? (source !== target ? hit("rename", target) : null);
+		if (f) throw faultError(f.error, "rename", source);
+		await proto.rename.call(storage, source, target);
+		record("rename", source, { to: path.resolve(target) });
+	};
+	storage.unlink = async (file: string) => {
+		await proto.unlink.call(storage, file);
+		record("unlink", file);
+	};
+	storage.writeText = async (file: string, content: string) => {
+		await proto.writeText.call(storage, file, content);
+		recordText(file, content, true);
+	};
+	storage.openWriter = (file: string, options?: any) => {
+		const opened = hit("open", file);
+		if (opened) throw faultError(opened.error, "open", file);
+		const writer = proto.openWriter.call(storage, file, options);
+		if (options?.flags === "w") record("truncate", file);
+		else record("write", file, { data: "" });
+		let error: Error | undefined;
+		const appendSync = (line: string) => {
+			if (error) throw error;
+			const f = hit("write", file);
+			if (f && !f.short) {
+				error = faultError(f.error, "write", file);
+				options?.onError?.(error);
+				throw error;
+			}
+			writer.appendSync(line);
+			recordText(file, line, false);
+		};
+		return {
+			appendSync,
+			append: async (line: string) => appendSync(line),
+			flush: async () => {
+				if (error) throw error;
+				return await writer.flush();
+			},
+			flushSync: () => {
+				if (error) throw error;
+				writer.flushSync?.();
+			},
+			isOpen: () => writer.isOpen(),
+			close: async () => {
+				await writer.close();
+				if (error) throw error;
+			},
+			getError: () => error ?? writer.getError(),
+		};
+	};
+	return storage;
+}
 
 // ---------------------------------------------------------------------------------------------
 // Journal (PROTOCOL.md "Journal", `session-conformance crash --power-loss`): with `"journal": true`
 // in ack mode, the request's storage records the calls that change files as they return, and
 // they are written as `fs` lines before the next ack (and before the response). The wrapper
-// follows 13.x's SessionStorage, like the faults': 18.x declares no `journal` capability.
+// follows 13.x's SessionStorage, like the faults' (18.x: `storage18` above).
 // ---------------------------------------------------------------------------------------------
 let journal: Record<string, unknown>[] | null = null; // the calls not yet written, in journal mode
 
@@ -1295,11 +1402,13 @@ async function handleRequest(req: any): Promise<Record<string, unknown>> {
 	try {
 		enterCaseDir(req.dir);
 		requestDir = req.dir;
-		requestStorage = FAULTS_SUPPORTED ? faultyStorage(req.faults, req.dir) : undefined;
-		journal = null;
-		if (FAULTS_SUPPORTED && req.op === "apply" && req.args?.ack === true && req.args?.journal === true) {
-			requestStorage = journaledStorage(requestStorage ?? new storage_mod.FileSessionStorage());
-			journal = [];
+		const journaling = req.op === "apply" && req.args?.ack === true && req.args?.journal === true;
+		journal = journaling ? [] : null;
+		if (IS_13) {
+			requestStorage = faultyStorage(req.faults, req.dir);
+			if (journaling) requestStorage = journaledStorage(requestStorage ?? new storage_mod.FileSessionStorage());
+		} else {
+			requestStorage = storage18(req.faults, req.dir, journaling);
 		}
 		const ok = await handler(req.dir, req.args ?? {});
 		if (ok === STORE_UNSUPPORTED) return { ...base, unsupported: true };
@@ -1358,7 +1467,7 @@ function hello() {
 		version: PKG_JSON.version,
 		profile: "omp",
 		operations: OPERATIONS,
-		capabilities: FAULTS_SUPPORTED ? ["faults", "journal"] : [],
+		capabilities: ["faults", "journal"],
 	};
 }
 

@@ -583,7 +583,7 @@ fn read_lines(
     counts: &mut Counts,
     torn_ids: &mut HashSet<String>,
 ) -> FileView {
-    let (skip, bytes) = title_slot(bytes);
+    let (skip, bytes) = crate::snapshot::title_slot(bytes);
     let parsed = parse::parse(bytes, profile);
     if let Err(e) = &parsed.header {
         findings.push(finding(
@@ -664,23 +664,6 @@ fn read_lines(
     FileView { by_id }
 }
 
-/// omp 18's title slot: a first line `{"type":"title",…}` before the header, which the
-/// reference (omp 13.19.0's format) does not read. Returns the lines set aside (0 or 1)
-/// and the rest of the file.
-fn title_slot(bytes: &[u8]) -> (usize, &[u8]) {
-    let Some(end) = bytes.iter().position(|&b| b == b'\n') else {
-        return (0, bytes);
-    };
-    let first = &bytes[..end];
-    let is_title = first.starts_with(b"{\"type\":\"title\"")
-        && serde_json::from_slice::<Value>(first).is_ok_and(|v| v.is_object());
-    if is_title {
-        (1, &bytes[end + 1..])
-    } else {
-        (0, bytes)
-    }
-}
-
 /// Whether a line the reference skipped holds two entries: from some `{` after its
 /// start, the rest of the line is one JSON object with a `type` (a torn line continued
 /// by the next write, or two objects on one line).
@@ -713,7 +696,7 @@ fn migration(bytes: &[u8], plan: &Plan, profile: Profile, open_checked: bool) ->
         return open_checked
             .then(|| "the open was acknowledged but the file is the old one".into());
     }
-    let parsed = parse::parse(title_slot(bytes).1, profile);
+    let parsed = parse::parse(crate::snapshot::title_slot(bytes).1, profile);
     let version = parsed.header.as_ref().map_or(0.0, |h| h.version);
     if version < 2.0 {
         return Some(format!(
