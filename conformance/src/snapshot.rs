@@ -195,6 +195,29 @@ pub fn title_slot(bytes: &[u8]) -> (usize, &[u8]) {
 mod tests {
     use super::*;
 
+    #[test]
+    fn a_title_slot_is_set_aside_and_nothing_else() {
+        let table: [(&str, usize, &str); 5] = [
+            (
+                "{\"type\":\"title\",\"v\":1}\n{\"type\":\"session\"}\n",
+                1,
+                "{\"type\":\"session\"}\n",
+            ),
+            ("{\"type\":\"session\"}\n", 0, "{\"type\":\"session\"}\n"),
+            ("{\"type\":\"title\"", 0, "{\"type\":\"title\""),
+            (
+                "{\"type\":\"title\",torn\nrest",
+                0,
+                "{\"type\":\"title\",torn\nrest",
+            ),
+            ("", 0, ""),
+        ];
+        for (text, skipped, rest) in table {
+            let (n, left) = title_slot(text.as_bytes());
+            assert_eq!((n, left), (skipped, rest.as_bytes()), "{text:?}");
+        }
+    }
+
     /// Taking a snapshot describes what `snapshot` describes, skipped files and
     /// folders included in the removal, and leaves the case directory empty.
     #[test]
