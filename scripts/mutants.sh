@@ -81,7 +81,10 @@ elif [ ${#files[@]} -eq 0 ]; then
   fi
 fi
 
-args=(--package session-reference --test-package session-conformance --timeout 120 --baseline skip)
+# `--cargo-arg --test=corpus` goes to the build (`cargo test --no-run`) as well as the
+# test: each mutant builds the corpus test alone, not every test binary of the package.
+args=(--package session-reference --test-package session-conformance --timeout 120 --baseline skip
+  --cargo-arg=--test=corpus)
 if $in_place; then
   args+=(--in-place)
 else
@@ -114,7 +117,7 @@ cargo test -q -p session-conformance --test corpus > /dev/null
 
 mkdir -p "$out"
 status=0
-cargo mutants "${args[@]}" --output "$out" -- --test corpus || status=$?
+cargo mutants "${args[@]}" --output "$out" || status=$?
 # cargo-mutants exits 2 when a mutant was missed, 3 on timeouts; other codes are failures of the run.
 case "$status" in
   0|2|3) ;;
