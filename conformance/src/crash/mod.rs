@@ -499,19 +499,43 @@ impl Run<'_> {
         Ok(started)
     }
 
-    /// The `apply` of a trial: open the v1 file and run the plan's steps, in ack mode
-    /// (and journal mode for a power-loss trial).
-    fn request(&self, case: &str, dir: &Path, plan: &Plan, journal: bool) -> Value {
+    /// Runs trial `name`'s `apply` in a fresh directory with the next adapter: open the
+    /// v1 file and run the plan's steps in ack mode (with a journal for a power-loss
+    /// trial), killed at `kill`. Returns the directory, what the adapter said, what was
+    /// wrong with the adapter itself, and its hello.
+    fn apply(
+        &mut self,
+        name: &str,
+        plan: &Plan,
+        kill: Option<(KillPoint, Duration)>,
+        journal: bool,
+        more: bool,
+    ) -> Result<(PathBuf, Outcome, Vec<Finding>, Hello), CrashError> {
+        let dir = self.prepare(name, plan)?;
+        let (mut process, hello) = self.process_for(more)?;
+        let case = format!("crash-{name}");
         let mut args =
             json!({"open": check::MAIN_FILE, "cwd": "/proj", "steps": plan.steps, "ack": true});
         if journal {
             args["journal"] = Value::Bool(true);
         }
-        json!({
+        let request = json!({
             "type": "request", "case": case, "op": "apply",
             "profile": self.config.profile.name(), "dir": dir.to_string_lossy(),
             "args": args,
-        })
+        });
+        let outcome = drive(
+            &mut process,
+            &case,
+            &request,
+            kill,
+            self.config.timeout,
+            &dir,
+        );
+        let stderr = process.stderr_tail();
+        drop(process);
+        let findings = adapter_findings(&outcome, &stderr, self.config.timeout);
+        Ok((dir, outcome, findings, hello))
     }
 
     /// Runs one trial (`index` `None`: the calibration, not killed).
@@ -523,21 +547,7 @@ impl Run<'_> {
         more: bool,
     ) -> Result<(Trial, Timeline, Hello), CrashError> {
         let name = index.map_or("calibration".to_owned(), |i| format!("trial-{i}"));
-        let dir = self.prepare(&name, plan)?;
-        let (mut process, hello) = self.process_for(more)?;
-        let case = format!("crash-{name}");
-        let request = self.request(&case, &dir, plan, false);
-        let outcome = drive(
-            &mut process,
-            &case,
-            &request,
-            kill,
-            self.config.timeout,
-            &dir,
-        );
-        let stderr = process.stderr_tail();
-        drop(process);
-        let mut findings = adapter_findings(&outcome, &stderr, self.config.timeout);
+        let (dir, outcome, mut findings, hello) = self.apply(&name, plan, kill, false, more)?;
         // What the kill left, for the case file of a failing trial.
         let left: Vec<(String, Vec<u8>)> = check::session_files(&dir)
             .into_iter()
@@ -576,21 +586,7 @@ impl Run<'_> {
         more: bool,
     ) -> Result<Vec<Trial>, CrashError> {
         let name = format!("trial-{index}");
-        let dir = self.prepare(&name, plan)?;
-        let (mut process, hello) = self.process_for(more)?;
-        let case = format!("crash-{name}");
-        let request = self.request(&case, &dir, plan, true);
-        let outcome = drive(
-            &mut process,
-            &case,
-            &request,
-            None,
-            self.config.timeout,
-            &dir,
-        );
-        let stderr = process.stderr_tail();
-        drop(process);
-        let mut first = adapter_findings(&outcome, &stderr, self.config.timeout);
+        let (dir, outcome, mut first, hello) = self.apply(&name, plan, None, true, more)?;
         let calls = outcome.journal.len();
         let mut rng = plan::Rng::new(self.config.seed ^ POWER_SALT, index as u64);
         let mut out = Vec::with_capacity(points);
