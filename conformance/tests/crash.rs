@@ -41,6 +41,18 @@ fn no_panic(out: &Output) {
     assert!(!stderr(out).contains("panicked"), "{}", stderr(out));
 }
 
+/// `crash` of the reference (both profiles) with `args`: it exits 0 without a panic and
+/// loses and fuses nothing in either profile. Returns its report.
+fn reference_passes(args: &[&str]) -> String {
+    let cases = tempfile::tempdir().unwrap();
+    let out = crash(cases.path(), args);
+    no_panic(&out);
+    let text = stdout(&out);
+    assert_eq!(out.status.code(), Some(0), "{text}{}", stderr(&out));
+    assert_eq!(text.matches(", losses 0, fused 0,").count(), 2, "{text}");
+    text
+}
+
 /// The case files written under `cases`, as values.
 fn cases_in(cases: &Path) -> Vec<serde_json::Value> {
     let mut dirs: Vec<_> = std::fs::read_dir(cases)
@@ -57,22 +69,14 @@ fn cases_in(cases: &Path) -> Vec<serde_json::Value> {
 
 #[test]
 fn the_reference_survives_kill_trials_in_both_profiles() {
-    let cases = tempfile::tempdir().unwrap();
-    let out = crash(
-        cases.path(),
-        &[
-            "--trials",
-            "4",
-            "--seed",
-            "11",
-            "--expect",
-            "adapters/reference.crash-divergences",
-        ],
-    );
-    no_panic(&out);
-    let text = stdout(&out);
-    assert_eq!(out.status.code(), Some(0), "{text}{}", stderr(&out));
-    assert_eq!(text.matches(", losses 0, fused 0,").count(), 2, "{text}");
+    let text = reference_passes(&[
+        "--trials",
+        "4",
+        "--seed",
+        "11",
+        "--expect",
+        "adapters/reference.crash-divergences",
+    ]);
     assert_eq!(text.matches(" 0 failed, 0 skipped").count(), 2, "{text}");
 }
 
@@ -367,23 +371,15 @@ fn power_losses_find_writes_that_no_fsync_made_durable() {
 
 #[test]
 fn the_reference_survives_power_losses_in_both_profiles() {
-    let cases = tempfile::tempdir().unwrap();
-    let out = crash(
-        cases.path(),
-        &[
-            "--power-loss",
-            "--points",
-            "8",
-            "--trials",
-            "3",
-            "--seed",
-            "5",
-        ],
-    );
-    no_panic(&out);
-    let text = stdout(&out);
-    assert_eq!(out.status.code(), Some(0), "{text}{}", stderr(&out));
-    assert_eq!(text.matches(", losses 0, fused 0,").count(), 2, "{text}");
+    let text = reference_passes(&[
+        "--power-loss",
+        "--points",
+        "8",
+        "--trials",
+        "3",
+        "--seed",
+        "5",
+    ]);
     assert_eq!(text.matches("25 passed, 0 failed").count(), 2, "{text}");
 }
 
