@@ -121,8 +121,14 @@ pub fn iso_timestamp(ms: i64) -> String {
     let days = ms.div_euclid(86_400_000);
     let rem = ms.rem_euclid(86_400_000);
     let (y, m, d) = civil_from_days(days);
+    // Years outside 0..=9999 take a sign and six digits.
+    let year = if (0..=9999).contains(&y) {
+        format!("{y:04}")
+    } else {
+        format!("{y:+07}")
+    };
     format!(
-        "{y:04}-{m:02}-{d:02}T{:02}:{:02}:{:02}.{:03}Z",
+        "{year}-{m:02}-{d:02}T{:02}:{:02}:{:02}.{:03}Z",
         rem / 3_600_000,
         rem / 60_000 % 60,
         rem / 1000 % 60,
@@ -148,15 +154,13 @@ pub fn parse_iso_ms(text: &str) -> Option<i64> {
         text: text.as_bytes(),
         at: 0,
     };
-    let year = match p.sign() {
-        Some(sign) => {
-            let year = p.number(6)?;
-            if sign < 0 && year == 0 {
-                return None; // `-000000` is not a year
-            }
-            sign * year
-        }
-        None => p.number(4)?,
+    let year = if p.eat(b'+') {
+        p.number(6)?
+    } else if p.eat(b'-') {
+        // `-000000` is not a year.
+        Some(-p.number(6)?).filter(|&year| year != 0)?
+    } else {
+        p.number(4)?
     };
     let (mut month, mut day) = (1, 1);
     if p.eat(b'-') {
@@ -306,6 +310,14 @@ mod tests {
         }
         assert_eq!(iso_timestamp(1_748_779_200_000), "2025-06-01T12:00:00.000Z");
         assert_eq!(file_timestamp(0), "1970-01-01T00-00-00-000Z");
+        // As `toISOString()` writes years outside 0..=9999.
+        for (ms, iso) in [
+            (-62_198_755_200_000, "-000001-01-01T00:00:00.000Z"),
+            (8_640_000_000_000_000, "+275760-09-13T00:00:00.000Z"),
+            (-62_167_219_200_000, "0000-01-01T00:00:00.000Z"),
+        ] {
+            assert_eq!(iso_timestamp(ms), iso);
+        }
     }
 
     /// `Date.parse` of each string, as Node 20.20.2 and Bun 1.4.4 (`TZ=UTC`) both give it.
