@@ -204,6 +204,24 @@ impl std::error::Error for MatrixError {
     }
 }
 
+/// The fields of a report line that the matrix reads. The others, among them a case's
+/// `expected` and `actual` outputs, are skipped unread: serde_json skips a value without
+/// recursing, so a golden nested deeper than its reader's limit (case 0045) is no error.
+#[derive(serde::Deserialize)]
+struct Line {
+    #[serde(rename = "type")]
+    kind: Option<Value>,
+    adapter: Option<Value>,
+    profile: Option<Value>,
+    id: Option<Value>,
+    name: Option<Value>,
+    status: Option<Value>,
+    pointer: Option<Value>,
+    notes: Option<Value>,
+    diff: Option<Value>,
+    tags: Option<Value>,
+}
+
 fn text_of(value: Option<&Value>) -> Option<String> {
     match value? {
         Value::String(s) => Some(s.clone()),
@@ -237,21 +255,22 @@ impl Report {
             if line.trim().is_empty() {
                 continue;
             }
-            let record: Value = serde_json::from_str(line).map_err(|e| MatrixError::Json {
+            let record: Line = serde_json::from_str(line).map_err(|e| MatrixError::Json {
                 path: path.to_owned(),
                 line: line_no,
                 message: e.to_string(),
             })?;
-            match record.get("type").and_then(Value::as_str) {
+            match record.kind.as_ref().and_then(Value::as_str) {
                 Some("header") => {
-                    let adapter = record.get("adapter");
+                    let adapter = record.adapter.as_ref();
                     let field = |key: &str| {
                         text_of(adapter.and_then(|a| a.get(key))).unwrap_or_else(|| "?".into())
                     };
                     columns.push(Column {
                         implementation: field("implementation"),
                         version: field("version"),
-                        profile: text_of(record.get("profile")).unwrap_or_else(|| field("profile")),
+                        profile: text_of(record.profile.as_ref())
+                            .unwrap_or_else(|| field("profile")),
                         source: path.to_owned(),
                         cases: Vec::new(),
                     });
@@ -264,13 +283,14 @@ impl Report {
                         });
                     };
                     column.cases.push(Outcome {
-                        id: text_of(record.get("id")).unwrap_or_default(),
-                        name: text_of(record.get("name")).unwrap_or_default(),
-                        status: text_of(record.get("status")).unwrap_or_else(|| "unknown".into()),
-                        pointer: text_of(record.get("pointer")),
-                        notes: strings_of(record.get("notes")),
-                        diff: text_of(record.get("diff")),
-                        tags: strings_of(record.get("tags")),
+                        id: text_of(record.id.as_ref()).unwrap_or_default(),
+                        name: text_of(record.name.as_ref()).unwrap_or_default(),
+                        status: text_of(record.status.as_ref())
+                            .unwrap_or_else(|| "unknown".into()),
+                        pointer: text_of(record.pointer.as_ref()),
+                        notes: strings_of(record.notes.as_ref()),
+                        diff: text_of(record.diff.as_ref()),
+                        tags: strings_of(record.tags.as_ref()),
                     });
                 }
                 // Summaries are recomputed; records of kinds added later are not ours to read.
@@ -539,5 +559,16 @@ mod tests {
         let report = Report::parse(text, Path::new("r")).unwrap();
         assert_eq!(report.columns[0].label(), "x 2 (omp)");
         assert_eq!(report.columns[0].cases[0].bucket(), Bucket::Divergent);
+    }
+
+    #[test]
+    fn a_case_output_nested_deeper_than_serdes_limit_is_read() {
+        let deep = format!("{}{}", "[".repeat(5000), "]".repeat(5000));
+        let text = format!(
+            "{{\"type\":\"header\",\"adapter\":{{\"implementation\":\"x\",\"version\":\"1\"}}}}\n\
+             {{\"type\":\"case\",\"id\":\"0045\",\"status\":\"divergent\",\"expected\":{deep},\"actual\":{deep}}}\n"
+        );
+        let report = Report::parse(&text, Path::new("r")).unwrap();
+        assert_eq!(report.columns[0].cases[0].id, "0045");
     }
 }
