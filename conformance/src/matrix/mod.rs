@@ -285,8 +285,7 @@ impl Report {
                     column.cases.push(Outcome {
                         id: text_of(record.id.as_ref()).unwrap_or_default(),
                         name: text_of(record.name.as_ref()).unwrap_or_default(),
-                        status: text_of(record.status.as_ref())
-                            .unwrap_or_else(|| "unknown".into()),
+                        status: text_of(record.status.as_ref()).unwrap_or_else(|| "unknown".into()),
                         pointer: text_of(record.pointer.as_ref()),
                         notes: strings_of(record.notes.as_ref()),
                         diff: text_of(record.diff.as_ref()),
