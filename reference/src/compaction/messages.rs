@@ -56,17 +56,18 @@ pub fn time_ms(entry: &Value) -> Value {
 
 /// The messages of `buildSessionContext(pathEntries)` (pi), which pi estimates for
 /// `tokensBefore`: the latest compaction's summary, the entries from its first kept entry,
-/// then everything after it.
+/// then everything after it. pi leaves out a branch summary whose `summary` is falsy; here
+/// it stays, as its estimate is 0 tokens either way.
 pub fn context_messages(path: &[&Value]) -> Vec<Value> {
-    let context_message = |entry: &Value| match entry_type(entry) {
-        "branch_summary" if entry.get("summary").is_some_and(truthy) => {
-            Some(branch_summary_message(entry))
-        }
-        "branch_summary" | "compaction" => None,
-        _ => compaction_message(entry, &Rules::for_profile(crate::model::Profile::Pi)),
+    let rules = Rules::for_profile(crate::model::Profile::Pi);
+    let messages = |entries: &[&Value]| -> Vec<Value> {
+        entries
+            .iter()
+            .filter_map(|e| compaction_message(e, &rules))
+            .collect()
     };
     let Some(at) = path.iter().rposition(|e| entry_type(e) == "compaction") else {
-        return path.iter().filter_map(|e| context_message(e)).collect();
+        return messages(path);
     };
     let compaction = path[at];
     let summary = object([
@@ -79,14 +80,9 @@ pub fn context_messages(path: &[&Value]) -> Vec<Value> {
     let kept_from = path[..at]
         .iter()
         .position(|e| e.get("id").is_some() && e.get("id") == first_kept);
-    let kept = kept_from.map_or(&path[..0], |k| &path[k..at]);
-    std::iter::once(summary)
-        .chain(
-            kept.iter()
-                .chain(&path[at + 1..])
-                .filter_map(|e| context_message(e)),
-        )
-        .collect()
+    // Compactions give no message, so the kept entries run on through this one.
+    let kept = &path[kept_from.unwrap_or(at)..];
+    std::iter::once(summary).chain(messages(kept)).collect()
 }
 
 /// JavaScript truthiness of a JSON value.
