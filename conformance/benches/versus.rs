@@ -23,7 +23,6 @@ use std::process::{Command, Stdio};
 use std::time::Instant;
 
 use serde_json::{json, Value};
-use session_reference::context::LeafChoice;
 use session_reference::model::Profile;
 use session_reference::session::{Options, SessionManager};
 
@@ -390,9 +389,7 @@ fn child(op: &str, file: &Path) -> Value {
         "context" => {
             let sm = SessionManager::open(&copy, options).expect("open");
             let start = Instant::now();
-            let leaf = sm.leaf_id().map_or(LeafChoice::Null, LeafChoice::Id);
-            let context =
-                session_reference::context::build_context(sm.tree_index(), leaf, Profile::Omp);
+            let context = sm.build_context();
             assert!(!context.messages.is_empty());
             let ms = elapsed_ms(start);
             drop(context);

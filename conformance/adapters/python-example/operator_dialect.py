@@ -536,8 +536,15 @@ def session_info(path):
 
 
 def sessions_dir(case_dir, args):
-    """get_default_session_dir(): `<agent>/sessions`, no cwd."""
-    return os.path.join(case_dir, args.get("agent_dir", "agent"), "sessions")
+    """get_default_session_dir(): `<agent>/sessions`, no cwd. With `agent_dir: null`, the
+    agent folder is 003's `~/.operator/profiles/<name>` under the case's `home/`; 003 is
+    silent on how the name is chosen: here `$OPERATOR_PROFILE` when set and not empty,
+    else `default`."""
+    agent = args.get("agent_dir", "agent")
+    if agent is None:
+        name = (args.get("env") or {}).get("OPERATOR_PROFILE") or "default"
+        agent = os.path.join("home", ".operator", "profiles", name)
+    return os.path.join(case_dir, agent, "sessions")
 
 
 def list_sessions_from_dir(folder, cwd=None):

@@ -194,11 +194,6 @@ impl SessionManager {
         self.tree.entries()
     }
 
-    /// The tree index.
-    pub fn tree_index(&self) -> &Tree {
-        &self.tree
-    }
-
     /// The leaf id.
     pub fn leaf_id(&self) -> Option<&str> {
         self.tree.leaf()
