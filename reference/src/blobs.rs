@@ -90,20 +90,16 @@ pub fn encode_base64(bytes: &[u8]) -> String {
     base64::engine::general_purpose::STANDARD.encode(bytes)
 }
 
-/// Writes a blob under `dir` unless it is already there (writes are idempotent).
-///
-/// A regular file of that name whose bytes are not the blob's (damaged, or planted) is
-/// replaced: the session is about to hold only the reference, so a blob left wrong would
-/// lose the image (omp 13.19.0 `BlobStore.put` overwrites every time). A link, a folder or
-/// a special file there is an error (nothing is written through a link), which the
-/// session latches.
+/// Writes a blob under `dir`, every time (as omp 13.19.0's `BlobStore.put`): a file of
+/// that name whose bytes are not the blob's (damaged, or planted) is replaced, since the
+/// session is about to hold only the reference and a blob left wrong would lose the image.
+/// A link, a folder or a special file there is an error (nothing is written through a
+/// link), which the session latches.
 pub fn put(storage: &mut dyn Storage, dir: &Path, bytes: &[u8]) -> std::io::Result<BlobRef> {
     let blob = BlobRef::for_bytes(bytes);
     let path = blob.path_in(dir);
-    match storage.read_blob(&path)? {
-        Some(stored) if BlobRef::for_bytes(&stored) == blob => {}
-        _ => storage.write_text(&path, bytes)?,
-    }
+    storage.read_blob(&path)?;
+    storage.write_text(&path, bytes)?;
     Ok(blob)
 }
 

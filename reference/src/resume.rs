@@ -95,18 +95,6 @@ pub fn find_counted(value: &str, scope: &Scope<'_>) -> (Match, usize) {
     (global.map_or(Match::None, Match::Global), n)
 }
 
-/// How many sessions of the lists a prefix matches (for reports of ambiguous prefixes).
-pub fn count_matches(value: &str, scope: &Scope<'_>) -> (usize, usize) {
-    (
-        first_and_count(scope.local_sessions(), value).1,
-        first_and_count(
-            list_all(scope.storage, &scope.store.sessions_root(), scope.profile),
-            value,
-        )
-        .1,
-    )
-}
-
 /// The first session of `infos` whose id starts with `prefix`, and how many do.
 fn first_and_count(infos: Vec<SessionInfo>, prefix: &str) -> (Option<SessionInfo>, usize) {
     let mut matching = infos
@@ -300,7 +288,6 @@ mod tests {
                 },
                 "the most recent of an ambiguous prefix"
             );
-            assert_eq!(count_matches("aaaa", &scope), (2, 2));
             assert_eq!(
                 outcome("cccc", true),
                 Outcome::Fork {

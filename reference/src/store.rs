@@ -60,11 +60,6 @@ impl Store {
         self.sessions_root().join(encode_cwd(cwd))
     }
 
-    /// `<agent>/blobs`: the content-addressed image store (omp).
-    pub fn blobs_dir(&self) -> PathBuf {
-        self.agent_dir.join("blobs")
-    }
-
     /// `<agent>/terminal-sessions`: one breadcrumb per terminal (omp).
     pub fn breadcrumbs_dir(&self) -> PathBuf {
         self.agent_dir.join("terminal-sessions")
@@ -257,7 +252,6 @@ mod tests {
         assert_eq!(store.session_dir("/p/q"), Path::new("/a/sessions/--p-q--"));
         assert_eq!(store.breadcrumbs_dir(), Path::new("/a/terminal-sessions"));
         assert_eq!(store.history_db(), Path::new("/a/history.db"));
-        assert_eq!(store.blobs_dir(), Path::new("/a/blobs"));
     }
 
     #[test]
