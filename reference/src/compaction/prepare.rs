@@ -234,11 +234,8 @@ fn scaled_keep_recent(
         .filter_map(|e| compaction_message(e, rules))
         .map(|m| estimate_tokens(&m, rules))
         .sum();
-    let ratio = if estimated > 0 {
-        calculate_prompt_tokens(usage) as f64 / estimated as f64
-    } else {
-        0.0
-    };
+    // With no estimate the ratio is infinite (or NaN), and `keep` stands.
+    let ratio = calculate_prompt_tokens(usage) as f64 / estimated as f64;
     if ratio.is_finite() && ratio > 1.0 {
         ((keep as f64 / ratio).floor() as i64).max(1)
     } else {
