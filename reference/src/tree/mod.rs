@@ -166,10 +166,7 @@ impl Tree {
                 let id = e.id.as_deref()?;
                 seen.insert(id).then(|| self.get(id)).flatten()
             })
-            .filter(|e| match parent {
-                Some(p) => e.parent_id.as_deref() == Some(p),
-                None => is_null_parent(e),
-            })
+            .filter(|e| parent_is(e, parent))
             .collect()
     }
 
@@ -238,13 +235,21 @@ fn id_of(entry: &Entry) -> &str {
     entry.id.as_deref().unwrap_or_default()
 }
 
-/// Whether the entry's `parentId` is exactly `null` (what `getChildren(null)` matches).
-fn is_null_parent(entry: &Entry) -> bool {
-    entry.parent_id.is_none()
-        && entry
-            .object()
-            .get("parentId")
-            .is_some_and(|v| v.get() == "null")
+/// Whether the entry's `parentId` is written as exactly `parent` (`None`: `null`), as
+/// JavaScript's `===` compares it: an absent field matches neither, and the empty string,
+/// which the tree treats as no parent, is still matched by `getChildren("")`.
+fn parent_is(entry: &Entry, parent: Option<&str>) -> bool {
+    match parent {
+        Some("") => entry.object().str("parentId").is_some_and(|p| p.is_empty()),
+        Some(p) => entry.parent_id.as_deref() == Some(p),
+        None => {
+            entry.parent_id.is_none()
+                && entry
+                    .object()
+                    .get("parentId")
+                    .is_some_and(|v| v.get() == "null")
+        }
+    }
 }
 
 #[cfg(test)]
