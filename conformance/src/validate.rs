@@ -345,7 +345,7 @@ pub fn profile_of(bytes: &[u8]) -> Profile {
     let (mut pi, mut omp) = (0usize, 0usize);
     for entry in parse(bytes, Profile::Omp).entries {
         match entry.kind {
-            EntryKind::ModelChange if entry.object().has("modelId") => pi += 1,
+            EntryKind::ModelChange if entry.object().get("modelId").is_some() => pi += 1,
             EntryKind::SessionInfo => pi += 1,
             EntryKind::ModelChange
             | EntryKind::TtsrInjection

@@ -51,11 +51,6 @@ impl<'a> RawObject<'a> {
         self.get(key).and_then(as_string)
     }
 
-    /// Whether `key` is present (even as `null`).
-    pub fn has(&self, key: &str) -> bool {
-        self.get(key).is_some()
-    }
-
     /// Sets `key` to `value`, in place when present (keeping its position, like a
     /// JavaScript property assignment), else at the end.
     pub fn set(&mut self, key: &str, value: Box<RawValue>) {
