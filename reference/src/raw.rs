@@ -51,14 +51,25 @@ impl<'a> RawObject<'a> {
         self.get(key).and_then(as_string)
     }
 
-    /// Sets `key` to `value`, in place when present (keeping its position, like a
-    /// JavaScript property assignment), else at the end.
+    /// Sets `key` to `value` where the key first appears, else at the end, as a
+    /// JavaScript property assignment on a parsed object does (`JSON.parse` keeps a
+    /// duplicated key at its first position); later duplicates go.
     pub fn set(&mut self, key: &str, value: Box<RawValue>) {
-        self.dedupe(key);
-        let value = Cow::Owned(value);
-        match self.pairs.iter_mut().find(|(k, _)| k == key) {
-            Some(pair) => pair.1 = value,
-            None => self.pairs.push((Cow::Owned(key.to_owned()), value)),
+        let mut value = Some(Cow::Owned(value));
+        self.pairs.retain_mut(|(k, v)| {
+            if k != key {
+                return true;
+            }
+            match value.take() {
+                Some(new) => {
+                    *v = new;
+                    true
+                }
+                None => false, // a later duplicate
+            }
+        });
+        if let Some(value) = value {
+            self.pairs.push((Cow::Owned(key.to_owned()), value));
         }
     }
 
@@ -68,6 +79,7 @@ impl<'a> RawObject<'a> {
     }
 
     /// The keys in order, duplicates included.
+    #[cfg(test)]
     pub fn keys(&self) -> impl Iterator<Item = &str> {
         self.pairs.iter().map(|(k, _)| k.as_ref())
     }
@@ -103,17 +115,6 @@ impl<'a> RawObject<'a> {
     /// The object as an owned raw value.
     pub fn to_raw(&self) -> Box<RawValue> {
         raw(self.to_json())
-    }
-
-    fn dedupe(&mut self, key: &str) {
-        let count = self.pairs.iter().filter(|(k, _)| k == key).count();
-        if count > 1 {
-            let last = self.get(key).map(ToOwned::to_owned);
-            self.remove(key);
-            if let Some(v) = last {
-                self.pairs.push((Cow::Owned(key.to_owned()), Cow::Owned(v)));
-            }
-        }
     }
 }
 
@@ -364,6 +365,10 @@ mod tests {
         obj.set("a", to_raw(&5));
         obj.set("c", to_raw("x"));
         assert_eq!(obj.to_json(), r#"{"a":5,"b":2,"c":"x"}"#);
+        // `o = JSON.parse('{"a":1,"b":2,"a":3}'); o.a = 5` gives {"a":5,"b":2}.
+        let mut obj = RawObject::parse(r#"{"a":1,"b":2,"a":3}"#).unwrap();
+        obj.set("a", to_raw(&5));
+        assert_eq!(obj.to_json(), r#"{"a":5,"b":2}"#);
     }
 
     #[test]
