@@ -3,6 +3,7 @@
 
 use serde_json::Value;
 
+use super::messages::truthy;
 use super::{js_len, message_role, Rules, Settings};
 
 /// Characters an image counts for in `estimateTokens` (1200 tokens).
@@ -208,10 +209,6 @@ fn str_len(value: &Value) -> i64 {
 /// A usage number; JSON that is not an integer counts 0.
 fn int(value: &Value) -> i64 {
     value.as_i64().unwrap_or(0)
-}
-
-fn truthy(value: &Value) -> bool {
-    !matches!(value, Value::Null | Value::Bool(false))
 }
 
 #[cfg(test)]
