@@ -34,8 +34,19 @@ fn check_case(path: &Path) -> datatest_stable::Result<()> {
         .parent()
         .ok_or_else(|| Mismatch("case.json has no directory".into()))?;
     let case = corpus::load_case(dir)?;
+    let profiles: Vec<Profile> = Profile::ALL
+        .into_iter()
+        .filter(|p| case.applies_to(*p))
+        .collect();
+    if profiles.is_empty() {
+        return Err(Box::new(Mismatch(format!(
+            "{}: the case names no profile of {:?}",
+            case.full_name(),
+            Profile::ALL.map(Profile::name)
+        ))));
+    }
     let mut failures = Vec::new();
-    for profile in Profile::ALL.into_iter().filter(|p| case.applies_to(*p)) {
+    for profile in profiles {
         let mut adapter = ReferenceAdapter::new(profile);
         let hello = execute::hello(profile);
         let result = run_case(

@@ -209,12 +209,9 @@ impl Entry {
         self.object().str("timestamp")
     }
 
-    /// The entry's `type` string.
+    /// The entry's `type` string, as written.
     pub fn type_name(&self) -> String {
-        match self.kind.type_name() {
-            Some(name) => self.keys().name(name).to_owned(),
-            None => self.object().str("type").unwrap_or_default(),
-        }
+        self.object().str("type").unwrap_or_default()
     }
 
     /// A `message` entry's `message.role`, when it is a string.
@@ -282,29 +279,6 @@ pub(crate) fn time_ms(value: &RawValue) -> Option<i64> {
             let ms = n.trunc() as i64;
             ms
         })
-}
-
-impl EntryKind {
-    /// The `type` string of a known kind; `None` for [`EntryKind::Unknown`].
-    pub fn type_name(self) -> Option<&'static str> {
-        Some(match self {
-            EntryKind::Message => "message",
-            EntryKind::ThinkingLevelChange => "thinking_level_change",
-            EntryKind::ModelChange => "model_change",
-            EntryKind::Compaction => "compaction",
-            EntryKind::BranchSummary => "branch_summary",
-            EntryKind::Custom => "custom",
-            EntryKind::CustomMessage => "custom_message",
-            EntryKind::Label => "label",
-            EntryKind::TtsrInjection => "ttsr_injection",
-            EntryKind::SessionInit => "session_init",
-            EntryKind::ModeChange => "mode_change",
-            EntryKind::SessionInfo => "session_info",
-            EntryKind::ExtraHeader => "session",
-            EntryKind::Leaf => "leaf",
-            EntryKind::Unknown => return None,
-        })
-    }
 }
 
 fn kind_of(obj: &RawObject<'_>, keys: &Keys) -> EntryKind {
