@@ -137,13 +137,8 @@ pub(crate) fn utf16_prefix_end(s: &str, units: usize) -> usize {
 /// `message.content` and of a `custom_message` entry's `content`; given a context message
 /// (a `role`, no entry `type`), the items of its own `content`. Refs elsewhere (a
 /// `details.content` below a message, a `custom` entry's data) stay refs, as written.
-/// Missing blobs and invalid references are left as they are; invalid ones are returned.
-pub fn resolve_blobs(
-    value: &mut Value,
-    storage: &dyn Storage,
-    dir: &Path,
-    invalid: &mut Vec<String>,
-) -> bool {
+/// Missing blobs and invalid references are left as they are.
+pub fn resolve_blobs(value: &mut Value, storage: &dyn Storage, dir: &Path) {
     let content = match value.get("type").and_then(Value::as_str) {
         Some("message") => value.get_mut("message").and_then(|m| m.get_mut("content")),
         Some("custom_message") => value.get_mut("content"),
@@ -151,36 +146,21 @@ pub fn resolve_blobs(
         None if value.get("role").is_some() => value.get_mut("content"),
         _ => None,
     };
-    let Some(Value::Array(blocks)) = content else {
-        return false;
-    };
-    blocks.iter_mut().fold(false, |changed, block| {
-        resolve_block(block, storage, dir, invalid) | changed
-    })
+    if let Some(Value::Array(blocks)) = content {
+        for block in blocks {
+            resolve_block(block, storage, dir);
+        }
+    }
 }
 
 /// Resolves one `{"type":"image","data":"blob:sha256:…"}` block whose blob is in the store.
-fn resolve_block(
-    block: &mut Value,
-    storage: &dyn Storage,
-    dir: &Path,
-    invalid: &mut Vec<String>,
-) -> bool {
+fn resolve_block(block: &mut Value, storage: &dyn Storage, dir: &Path) {
     let Some(data) = image_data(block) else {
-        return false;
+        return;
     };
-    match BlobRef::parse(data) {
-        Ok(Some(blob)) => match blobs::get(storage, dir, &blob) {
-            Some(bytes) => {
-                *data = blobs::encode_base64(&bytes);
-                true
-            }
-            None => false,
-        },
-        Ok(None) => false,
-        Err(bad) => {
-            invalid.push(bad.0);
-            false
+    if let Ok(Some(blob)) = BlobRef::parse(data) {
+        if let Some(bytes) = blobs::get(storage, dir, &blob) {
+            *data = blobs::encode_base64(&bytes);
         }
     }
 }
@@ -283,7 +263,6 @@ mod tests {
         for p in &pending {
             blobs::put(&mut storage, dir, &p.bytes).unwrap();
         }
-        let mut invalid = Vec::new();
         let reference = value["content"][0]["data"].clone();
         // (value holding the ref at /content/0/data or /message/content/0/data, resolved?)
         let image = json!([{"type":"image","data":reference}]);
@@ -321,11 +300,7 @@ mod tests {
         ];
         for (mut value, pointer, resolved) in cases {
             let what = value.to_string();
-            assert_eq!(
-                resolve_blobs(&mut value, &storage, dir, &mut invalid),
-                resolved,
-                "{what}"
-            );
+            resolve_blobs(&mut value, &storage, dir);
             let expected = if resolved {
                 json!("A".repeat(1024))
             } else {
@@ -333,9 +308,9 @@ mod tests {
             };
             assert_eq!(value.pointer(pointer), Some(&expected), "{what}");
         }
-        assert!(invalid.is_empty());
-        let mut bad = json!({"role":"user","content":[{"type":"image","data":"blob:sha256:../../etc/passwd"}]});
-        assert!(!resolve_blobs(&mut bad, &storage, dir, &mut invalid));
-        assert_eq!(invalid, ["blob:sha256:../../etc/passwd"]);
+        let bad = json!({"role":"user","content":[{"type":"image","data":"blob:sha256:../../etc/passwd"}]});
+        let mut value = bad.clone();
+        resolve_blobs(&mut value, &storage, dir);
+        assert_eq!(value, bad);
     }
 }

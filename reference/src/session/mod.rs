@@ -237,12 +237,7 @@ impl SessionManager {
             for message in &mut context.messages {
                 if message.get().contains(blobs::BLOB_PREFIX) {
                     let mut value = raw::parse_value(message.get()).unwrap_or(Value::Null);
-                    resolve_blobs(
-                        &mut value,
-                        self.storage.as_ref(),
-                        &self.blob_dir,
-                        &mut Vec::new(),
-                    );
+                    resolve_blobs(&mut value, self.storage.as_ref(), &self.blob_dir);
                     *message = Cow::Owned(raw::to_raw(&value));
                 }
             }
@@ -260,12 +255,7 @@ impl SessionManager {
     pub fn resolved(&self, entry: &Entry) -> Value {
         let mut value: Value = raw::parse_value(entry.raw.get()).unwrap_or(Value::Null);
         if self.profile.dialect().has_blob_refs && entry.raw.get().contains(blobs::BLOB_PREFIX) {
-            resolve_blobs(
-                &mut value,
-                self.storage.as_ref(),
-                &self.blob_dir,
-                &mut Vec::new(),
-            );
+            resolve_blobs(&mut value, self.storage.as_ref(), &self.blob_dir);
         }
         value
     }
