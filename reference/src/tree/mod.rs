@@ -239,17 +239,17 @@ fn id_of(entry: &Entry) -> &str {
 /// JavaScript's `===` compares it: an absent field matches neither, and the empty string,
 /// which the tree treats as no parent, is still matched by `getChildren("")`.
 fn parent_is(entry: &Entry, parent: Option<&str>) -> bool {
-    match parent {
-        Some("") => entry.object().str("parentId").is_some_and(|p| p.is_empty()),
-        Some(p) => entry.parent_id.as_deref() == Some(p),
-        None => {
-            entry.parent_id.is_none()
-                && entry
-                    .object()
-                    .get("parentId")
-                    .is_some_and(|v| v.get() == "null")
-        }
-    }
+    let written = match parent {
+        Some("") => r#""""#,
+        Some(p) => return entry.parent_id.as_deref() == Some(p),
+        None => "null",
+    };
+    // `null` and `""` are both no parent to the tree: compare the field's JSON text.
+    entry.parent_id.is_none()
+        && entry
+            .object()
+            .get("parentId")
+            .is_some_and(|v| v.get() == written)
 }
 
 #[cfg(test)]
