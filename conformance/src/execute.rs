@@ -48,6 +48,9 @@ pub fn execute(request: Request) -> Response {
         Err(e) => return Response::error(case, "exception", e),
     };
     let dir = PathBuf::from(&request.dir);
+    if let Err(e) = case_dir(&dir) {
+        return Response::error(case, "exception", e);
+    }
     // Arguments nested past the limit are refused before they become a value.
     if request.args.text_len().is_some() {
         if let Err(e) = crate::guard::check_nesting(&request.args.text()) {
@@ -87,6 +90,7 @@ pub fn error_kind(error: &SessionError) -> &'static str {
         SessionError::NotFound(_) => "not_found",
         SessionError::InvalidSource(_) => "invalid_source",
         SessionError::Persistence { .. } => "persistence",
+        SessionError::InvalidName(_) => "invalid_name",
         _ => "exception",
     }
 }
@@ -96,6 +100,27 @@ pub fn options(dir: &Path, profile: Profile) -> Options {
     let mut options = Options::new(profile, dir.to_string_lossy(), dir.join("sessions"));
     options.blob_dir = dir.join("home/.omp/agent/blobs");
     options
+}
+
+/// Checks a request's `dir` as `PROTOCOL.md` states it: an absolute path of a folder
+/// that exists (not a link to one). The reference never creates it, so a request cannot
+/// make it write where the runner did not make room.
+fn case_dir(dir: &Path) -> Result<(), String> {
+    if !dir.is_absolute() {
+        return Err(format!(
+            "dir {:?} is not an absolute path; the runner makes a fresh folder for each case",
+            dir.display()
+        ));
+    }
+    match std::fs::symlink_metadata(dir) {
+        Ok(meta) if meta.is_dir() => Ok(()),
+        Ok(meta) => Err(format!(
+            "dir {:?} is a {}, not a folder",
+            dir.display(),
+            crate::guard::kind_name(meta.file_type())
+        )),
+        Err(e) => Err(format!("dir {:?}: {e}", dir.display())),
+    }
 }
 
 /// [`options`] whose storage raises `faults` (`PROTOCOL.md` "Faults"): one
@@ -470,7 +495,7 @@ pub fn run_step(
                 id: (profile == Profile::Pi).then(|| step["id"].as_str().map(str::to_owned)).flatten(),
                 parent_session: step["parentSession"].as_str().map(str::to_owned),
             };
-            Ok(path_value(sm.new_session(options)))
+            sm.new_session(options).map(path_value)
         }
         (Some(Call::Fork), Profile::Omp) => Ok(sm.fork()?.map_or(Value::Null, |(old, new)| {
             json!({"oldSessionFile": path_value(Some(old)), "newSessionFile": path_value(Some(new))})

@@ -392,7 +392,7 @@ pub struct Response {
 /// An error reported by an adapter: compared by `kind` only.
 #[derive(Debug, Clone, Serialize, Deserialize, PartialEq, Eq, schemars::JsonSchema)]
 pub struct ErrorObject {
-    /// One of `not_found`, `invalid_header`, `invalid_source`, `persistence`,
+    /// One of `not_found`, `invalid_header`, `invalid_source`, `invalid_name`, `persistence`,
     /// `missing_file`, `invalid_line`, `exception`.
     pub kind: String,
     /// For people.

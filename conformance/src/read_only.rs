@@ -9,7 +9,7 @@ use session_reference::storage::{read_regular, FileStorage, MemoryStorage, Stat,
 
 /// Reads from the real filesystem and keeps every write in memory: for inspecting a
 /// file with the session manager without changing anything on disk.
-#[derive(Debug, Default)]
+#[derive(Debug, Default, Clone)]
 pub struct ReadOnlyStorage {
     /// The writes that were kept in memory.
     pub overlay: MemoryStorage,

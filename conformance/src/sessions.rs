@@ -1,8 +1,10 @@
 //! `session-conformance sessions`: look at a real session store with the reference:
 //! list its sessions, show one, explain what `--resume VALUE` would open.
 //!
-//! Nothing here writes to the store: sessions are opened read-only, and `resolve` reports
-//! the decision instead of forking.
+//! Nothing here writes to the store, all the way down: every file is listed and read
+//! through [`ReadOnlyStorage`] (the reference's file storage removes dead writers' temp
+//! files as it reads a session, which a shared store must not see an inspection do),
+//! and `resolve` reports the decision instead of forking.
 
 use std::fmt::Write as _;
 use std::path::{Path, PathBuf};
@@ -12,11 +14,11 @@ use session_reference::listing::{self, SessionInfo};
 use session_reference::model::Profile;
 use session_reference::recent::{self, RecentSession};
 use session_reference::resume::{decide, find, find_counted, Match, Outcome, Scope};
-use session_reference::storage::FileStorage;
 use session_reference::store::Store;
 
 use crate::guard::printable;
 use crate::inspect::{self, InspectError, InspectErrorKind};
+use crate::read_only::ReadOnlyStorage;
 
 /// Where the `sessions` commands look.
 #[derive(Debug, Clone)]
@@ -29,6 +31,8 @@ pub struct Place {
     pub cwd: String,
     /// A forced session directory (`--dir`), instead of the project's default one.
     pub session_dir: Option<PathBuf>,
+    /// What every file is read through: nothing is written or removed.
+    storage: ReadOnlyStorage,
 }
 
 impl Place {
@@ -59,13 +63,14 @@ impl Place {
             profile,
             cwd,
             session_dir,
+            storage: ReadOnlyStorage::default(),
         }
     }
 
     /// The resolution scope.
     pub fn scope(&self) -> Scope<'_> {
         Scope {
-            storage: &FileStorage,
+            storage: &self.storage,
             store: &self.store,
             cwd: &self.cwd,
             session_dir: self.session_dir.as_deref(),
@@ -90,12 +95,71 @@ impl Place {
     pub fn files(&self, all: bool) -> Vec<PathBuf> {
         if self.profile.dialect().flat_sessions {
             // 003: one flat directory; `list_full` filters a project by the header's cwd.
-            listing::session_files(&FileStorage, &self.scope().local_dir())
+            listing::session_files(&self.storage, &self.scope().local_dir())
         } else if all {
-            listing::project_files(&FileStorage, &self.store.sessions_root())
+            listing::project_files(&self.storage, &self.store.sessions_root())
         } else {
-            listing::session_files(&FileStorage, &self.scope().local_dir())
+            listing::session_files(&self.storage, &self.scope().local_dir())
         }
+    }
+}
+
+/// A folder of the store that `list` could not read: it is skipped, the rest listed.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct UnreadableFolder {
+    /// The folder.
+    pub path: PathBuf,
+    /// The system's message.
+    pub message: String,
+}
+
+impl std::fmt::Display for UnreadableFolder {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        write!(
+            f,
+            "{}: cannot read: {}; its sessions are not listed",
+            printable(&self.path.display().to_string()),
+            self.message
+        )
+    }
+}
+
+/// The folders `list` reads that cannot be read (a missing one is no error): this
+/// project's folder, or with `all` the sessions root and each project folder in it
+/// (links to folders are not followed, as the listing does not follow them).
+pub fn unreadable_folders(place: &Place, all: bool) -> Vec<UnreadableFolder> {
+    let root = if all && !place.profile.dialect().flat_sessions {
+        place.store.sessions_root()
+    } else {
+        return unreadable(&place.scope().local_dir()).into_iter().collect();
+    };
+    let items = match std::fs::read_dir(&root) {
+        Ok(items) => items,
+        Err(e) if e.kind() == std::io::ErrorKind::NotFound => return Vec::new(),
+        Err(e) => {
+            return vec![UnreadableFolder {
+                path: root,
+                message: e.to_string(),
+            }]
+        }
+    };
+    let mut folders: Vec<UnreadableFolder> = items
+        .flatten()
+        .filter(|item| item.file_type().is_ok_and(|t| t.is_dir()))
+        .filter_map(|item| unreadable(&item.path()))
+        .collect();
+    folders.sort_by(|a, b| a.path.cmp(&b.path));
+    folders
+}
+
+/// `dir` when it exists and cannot be listed, with the reason.
+fn unreadable(dir: &Path) -> Option<UnreadableFolder> {
+    match std::fs::read_dir(dir) {
+        Err(e) if e.kind() != std::io::ErrorKind::NotFound => Some(UnreadableFolder {
+            path: dir.to_owned(),
+            message: e.to_string(),
+        }),
+        _ => None,
     }
 }
 
@@ -107,7 +171,7 @@ pub fn list_quick(place: &Place, all: bool, json: bool) -> String {
         return list_full(place, all, json);
     }
     let files = place.files(all);
-    let sessions = recent::summaries(&FileStorage, &files);
+    let sessions = recent::summaries(&place.storage, &files);
     if json {
         let rows: Vec<Value> = sessions.iter().map(summary_json).collect();
         return format!("{}\n", Value::Array(rows));
@@ -144,7 +208,7 @@ fn summary_json(s: &RecentSession) -> Value {
 /// `sessions list --full`: whole files, the profile's `SessionInfo` (what the resume picker shows).
 pub fn list_full(place: &Place, all: bool, json: bool) -> String {
     let sessions = if all {
-        listing::list_all(&FileStorage, &place.store.sessions_root(), place.profile)
+        listing::list_all(&place.storage, &place.store.sessions_root(), place.profile)
     } else {
         place.scope().local_sessions()
     };

@@ -203,6 +203,75 @@ fn read_if_file(
     }
 }
 
+/// Reads `path` when it is itself a regular file (a link is not followed) of at most
+/// `limit` bytes; `Ok(None)` when it is missing. A link, a FIFO, a device or a larger
+/// file is an error: a small file the program keeps for itself (a breadcrumb) is never
+/// waited on, read without end, or read through a link to somewhere else.
+pub fn read_own_file(path: &Path, limit: u64) -> io::Result<Option<Vec<u8>>> {
+    let meta = match fs::symlink_metadata(path) {
+        Ok(meta) => meta,
+        Err(e) if e.kind() == io::ErrorKind::NotFound => return Ok(None),
+        Err(e) => return Err(e),
+    };
+    if !meta.is_file() {
+        return Err(io::Error::new(
+            io::ErrorKind::InvalidInput,
+            "not a regular file (links are not followed)",
+        ));
+    }
+    let mut bytes = Vec::new();
+    File::open(path)?
+        .take(limit.saturating_add(1))
+        .read_to_end(&mut bytes)?;
+    if bytes.len() as u64 > limit {
+        return Err(io::Error::new(
+            io::ErrorKind::InvalidData,
+            format!("larger than {limit} bytes"),
+        ));
+    }
+    Ok(Some(bytes))
+}
+
+/// Replaces `path` with `bytes` without following a link: a new file is made beside it
+/// (`.NAME.PID.tmp`, created anew, never opened through a link) and renamed over it, so
+/// a link at `path` is replaced, not written through. Its folder must be a folder, not a
+/// link to one; it is created when missing.
+pub fn replace_own_file(path: &Path, bytes: &[u8]) -> io::Result<()> {
+    let dir = path
+        .parent()
+        .filter(|d| !d.as_os_str().is_empty())
+        .unwrap_or(Path::new("."));
+    fs::create_dir_all(dir)?;
+    if !fs::symlink_metadata(dir)?.is_dir() {
+        return Err(io::Error::new(
+            io::ErrorKind::InvalidInput,
+            format!(
+                "{}: a link, not a folder; not written through",
+                dir.display()
+            ),
+        ));
+    }
+    let name = path.file_name().unwrap_or_default().to_string_lossy();
+    let temp = dir.join(format!(".{name}.{}.tmp", std::process::id()));
+    match fs::remove_file(&temp) {
+        Err(e) if e.kind() != io::ErrorKind::NotFound => return Err(e),
+        _ => {}
+    }
+    let result = (|| {
+        let mut file = OpenOptions::new()
+            .write(true)
+            .create_new(true)
+            .open(&temp)?;
+        file.write_all(bytes)?;
+        drop(file);
+        fs::rename(&temp, path)
+    })();
+    if result.is_err() {
+        let _ = fs::remove_file(&temp);
+    }
+    result
+}
+
 /// Removes the temp files (`.NAME.jsonl.PID.tmp`) that rewrites of session files in
 /// `dir` left when their writer was killed: those whose process is gone. Any session's:
 /// a killed `createBranchedSession` leaves the temp file of a session that never came
@@ -308,7 +377,13 @@ impl Storage for FileStorage {
         };
         let mut files = Vec::new();
         for dir in dirs {
-            let mut found: Vec<PathBuf> = read_dir_or_empty(&dir)?
+            // One project folder that cannot be read hides only its own sessions.
+            let items = match read_dir_or_empty(&dir) {
+                Ok(items) => items,
+                Err(_) if folders => continue,
+                Err(e) => return Err(e),
+            };
+            let mut found: Vec<PathBuf> = items
                 .into_iter()
                 .filter(|item| item.file_name().to_string_lossy().ends_with(suffix))
                 .map(|item| item.path())

@@ -159,18 +159,25 @@ impl Breadcrumb {
     }
 }
 
-/// Reads the breadcrumb of `terminal` in `store`; `None` when missing or unreadable.
+/// The most bytes read of a breadcrumb (two paths and two newlines fit many times over).
+pub const MAX_BREADCRUMB_BYTES: u64 = 64 << 10;
+
+/// Reads the breadcrumb of `terminal` in `store`; `None` when missing or unreadable. Only
+/// a regular file of at most [`MAX_BREADCRUMB_BYTES`] is read: a link, a FIFO or a
+/// device there is unreadable, never followed, waited on or read without end.
 pub fn read_breadcrumb(store: &Store, terminal: &str) -> Option<Breadcrumb> {
-    let text = std::fs::read_to_string(store.breadcrumbs_dir().join(terminal)).ok()?;
-    Breadcrumb::parse(&text)
+    let path = store.breadcrumbs_dir().join(terminal);
+    let bytes = crate::storage::read_own_file(&path, MAX_BREADCRUMB_BYTES).ok()??;
+    Breadcrumb::parse(&String::from_utf8_lossy(&bytes))
 }
 
-/// Writes the breadcrumb of `terminal`. Best effort: a failure is returned for the caller
-/// to ignore or log, and never fails the session operation (seed 001).
+/// Writes the breadcrumb of `terminal`, replacing what is there without following a link
+/// (a link in `terminal-sessions/` is replaced, its target left alone). Best effort: a
+/// failure is returned for the caller to ignore or log, and never fails the session
+/// operation (seed 001).
 pub fn write_breadcrumb(store: &Store, terminal: &str, crumb: &Breadcrumb) -> std::io::Result<()> {
-    let dir = store.breadcrumbs_dir();
-    std::fs::create_dir_all(&dir)?;
-    std::fs::write(dir.join(terminal), crumb.to_text())
+    let path = store.breadcrumbs_dir().join(terminal);
+    crate::storage::replace_own_file(&path, crumb.to_text().as_bytes())
 }
 
 /// A path normalised as Node's `path.resolve` does for an absolute path: `.` and empty

@@ -37,6 +37,8 @@ enum Command {
     ///
     /// By default each file's first 4 KB is read, so large stores list fast; a message
     /// count that did not fit ends in `+`. `--full` reads whole files (the resume picker's view).
+    /// A folder that cannot be read is named on stderr and skipped; the rest is listed,
+    /// and the exit status is 1.
     List {
         /// Every project of the store, not only this one.
         #[arg(long)]
@@ -80,11 +82,21 @@ pub fn run(args: Args) -> Result<ExitCode, String> {
     let text = match args.command {
         Command::List { all, full, format } => {
             let json = format == OutputFormat::Json;
-            if full {
+            let text = if full {
                 sessions::list_full(&place, all, json)
             } else {
                 sessions::list_quick(&place, all, json)
+            };
+            print!("{text}");
+            let unreadable = sessions::unreadable_folders(&place, all);
+            for folder in &unreadable {
+                eprintln!("warning: {folder}");
             }
+            return Ok(if unreadable.is_empty() {
+                ExitCode::SUCCESS
+            } else {
+                ExitCode::from(1)
+            });
         }
         Command::Show { session } => sessions::show(&place, &session).map_err(|e| e.to_string())?,
         Command::Resolve { value } => sessions::resolve(&place, &value),

@@ -7,16 +7,34 @@ use session_reference::model::Profile;
 
 use crate::protocol::{Request, Response};
 
+/// The longest request line `serve` reads, its newline aside (128 MiB: a case's `$repeat` templates expand
+/// to at most 64 MiB, `corpus::MAX_EXPANSION_BYTES`, and JSON escapes can double that).
+pub const MAX_REQUEST_BYTES: usize = 128 << 20;
+
 /// Answers every line of `input` on `output` until `bye`, the end of input, or (with
 /// `one_shot`) the first answer. A line that is not a request gets an `exception` answer.
+/// A line longer than [`MAX_REQUEST_BYTES`] gets one too, and ends the loop: its end is
+/// not read, so memory stays bounded whatever the input.
 ///
 /// # Errors
-/// Reading `input` or writing `output` failed (a closed output is `BrokenPipe`).
+/// Reading `input` or writing `output` failed (a closed output is `BrokenPipe`), or a
+/// request line was too long (`InvalidData`).
 pub fn serve(
     profile: Profile,
     one_shot: bool,
     input: impl Read,
+    output: impl Write,
+) -> io::Result<()> {
+    serve_limited(profile, one_shot, input, output, MAX_REQUEST_BYTES)
+}
+
+/// [`serve`] with request lines of at most `limit` bytes.
+fn serve_limited(
+    profile: Profile,
+    one_shot: bool,
+    input: impl Read,
     mut output: impl Write,
+    limit: usize,
 ) -> io::Result<()> {
     // Reads of 64 KiB (what a pipe holds) go past stdin's own 8 KiB buffer.
     let mut input = io::BufReader::with_capacity(64 * 1024, input);
@@ -28,8 +46,17 @@ pub fn serve(
     loop {
         line.clear();
         // Bytes, not a `String`: the JSON parser checks the text is UTF-8 as it reads it.
-        if input.read_until(b'\n', &mut line)? == 0 {
+        let cap = u64::try_from(limit).unwrap_or(u64::MAX).saturating_add(1);
+        if (&mut input).take(cap).read_until(b'\n', &mut line)? == 0 {
             return Ok(());
+        }
+        if line.len() > limit && !line.ends_with(b"\n") {
+            let message = format!("a request line longer than {limit} bytes; serve stops");
+            let mut reply = serde_json::to_vec(&Response::error("", "exception", &message))?;
+            reply.push(b'\n');
+            output.write_all(&reply)?;
+            output.flush()?;
+            return Err(io::Error::new(io::ErrorKind::InvalidData, message));
         }
         if is_blank(&line) {
             continue;
@@ -145,5 +172,28 @@ mod tests {
             .collect();
         assert_eq!(lines.len(), 2, "hello, the error; nothing after bye");
         assert_eq!(lines[1]["error"]["kind"], "exception");
+    }
+
+    #[test]
+    fn a_request_line_past_the_limit_is_answered_and_ends_the_loop() {
+        // An endless line (as from /dev/zero) is read only up to the limit.
+        let endless = io::repeat(b'x');
+        let mut out = Vec::new();
+        let error =
+            serve_limited(Profile::Pi, false, endless, &mut out, 1000).expect_err("too long");
+        assert_eq!(error.kind(), io::ErrorKind::InvalidData);
+        let reply: serde_json::Value = serde_json::from_slice(&out).expect("one JSON line");
+        assert_eq!(reply["error"]["kind"], "exception");
+        assert!(reply["error"]["message"]
+            .as_str()
+            .unwrap()
+            .contains("longer than 1000 bytes"));
+        // A line of exactly the limit is read as usual.
+        let mut exact = b"{\"type\":\"hello\"}".to_vec();
+        exact.resize(1000, b' ');
+        exact.push(b'\n');
+        let mut out = Vec::new();
+        serve_limited(Profile::Pi, false, exact.as_slice(), &mut out, 1000).expect("served");
+        assert!(String::from_utf8(out).unwrap().contains("\"hello\""));
     }
 }

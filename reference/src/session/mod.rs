@@ -82,6 +82,10 @@ pub enum SessionError {
     },
     /// `fork_from` of a file that is missing, empty or has no valid header.
     InvalidSource(PathBuf),
+    /// A name from data that would not be one file name in the session directory (a
+    /// `newSession` id with a `/`, a `\\` or a NUL): refused, so that no file is written
+    /// outside that directory.
+    InvalidName(String),
     /// A write failed; latched and returned by every later operation.
     Persistence {
         /// The session file.
@@ -104,6 +108,10 @@ impl fmt::Display for SessionError {
             SessionError::Persistence { path, message } => {
                 write!(f, "{}: write failed: {message}", path.display())
             }
+            SessionError::InvalidName(name) => write!(
+                f,
+                "{name:?} cannot name a session file: a file name has no '/', '\\' or NUL"
+            ),
         }
     }
 }

@@ -25,8 +25,12 @@ impl SessionManager {
     /// `newSession(options)`: drops every entry and starts a new session (new header,
     /// leaf `null`) in the session directory, written at its first assistant message
     /// like any new session. The old file stays as it is. Returns the new file
-    /// (`None` in memory).
-    pub fn new_session(&mut self, options: NewSession) -> Option<PathBuf> {
+    /// (`None` in memory). An id that cannot be part of a file name (a `/`, `\\` or NUL:
+    /// pi-mono joins it into the path as given) is refused and nothing changes.
+    pub fn new_session(&mut self, options: NewSession) -> Result<Option<PathBuf>, SessionError> {
+        if let Some(id) = options.id.as_deref().filter(|id| !fits_a_file_name(id)) {
+            return Err(SessionError::InvalidName(id.to_owned()));
+        }
         self.header = self.make_header(options.parent_session.as_deref());
         if let Some(id) = options.id {
             self.set_header_field("id", Value::from(id));
@@ -39,7 +43,7 @@ impl SessionManager {
         if self.file.is_some() {
             self.file = Some(self.default_file());
         }
-        self.file.clone()
+        Ok(self.file.clone())
     }
 
     /// omp `fork()`: the same entries under a new header (a new id, the title kept,
@@ -158,4 +162,10 @@ impl SessionManager {
 pub(super) fn title(header: &SessionHeader) -> Option<Value> {
     let object = RawObject::parse(header.raw.get())?;
     crate::raw::parse_value(object.get("title")?.get()).ok()
+}
+
+/// Whether `text` can be part of one file name on every system the format is used on:
+/// no separator (`/`, `\\`) and no NUL, so `<time>_<text>.jsonl` stays in its folder.
+fn fits_a_file_name(text: &str) -> bool {
+    !text.contains(['/', '\\', '\0'])
 }

@@ -456,3 +456,34 @@ fn an_in_memory_session_never_writes_a_file() {
         assert!(sm.entries().len() >= 3, "{profile}");
     }
 }
+
+#[test]
+fn new_session_refuses_an_id_that_is_not_one_file_name() {
+    for id in ["/../../x", "a/b", "a\\b", "a\0b", "/"] {
+        let mut sm = SessionManager::create(options(Profile::Pi, &[]));
+        let before = sm.session_file().map(Path::to_path_buf);
+        let refused = sm.new_session(NewSession {
+            id: Some(id.to_owned()),
+            parent_session: None,
+        });
+        assert_eq!(
+            refused,
+            Err(SessionError::InvalidName(id.to_owned())),
+            "{id:?}"
+        );
+        assert_eq!(
+            sm.session_file().map(Path::to_path_buf),
+            before,
+            "{id:?}: nothing changes"
+        );
+    }
+    let mut sm = SessionManager::create(options(Profile::Pi, &[]));
+    let file = sm
+        .new_session(NewSession {
+            id: Some("..custom id..".to_owned()),
+            parent_session: None,
+        })
+        .expect("a name with dots and spaces is one file name")
+        .expect("a file");
+    assert_eq!(file.parent(), Some(Path::new("/s")));
+}
