@@ -142,6 +142,8 @@ function errorKind(err, phase = "other") {
 	const message = err && typeof err.message === "string" ? err.message : String(err);
 	if (/^Entry [\s\S]* not found$/.test(message)) return "not_found";
 	if (message.startsWith("Cannot fork: source session file is empty or invalid")) return "invalid_source";
+	// pi 1.5+ `assertValidSessionId`: a newSession id that could not be a file name.
+	if (message.startsWith("Session id must be non-empty, contain only alphanumeric characters")) return "invalid_name";
 	if (phase === "step" && typeof err?.code === "string" && typeof err?.syscall === "string") return "persistence";
 	return "exception";
 }

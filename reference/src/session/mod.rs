@@ -82,9 +82,8 @@ pub enum SessionError {
     },
     /// `fork_from` of a file that is missing, empty or has no valid header.
     InvalidSource(PathBuf),
-    /// A name from data that would not be one file name in the session directory (a
-    /// `newSession` id with a `/`, a `\\` or a NUL): refused, so that no file is written
-    /// outside that directory.
+    /// A name from data that is refused as part of a file name (a `newSession` id that
+    /// is not a plain word, [`is_safe_id`]): nothing is written outside its folder.
     InvalidName(String),
     /// A write failed; latched and returned by every later operation.
     Persistence {
@@ -110,7 +109,8 @@ impl fmt::Display for SessionError {
             }
             SessionError::InvalidName(name) => write!(
                 f,
-                "{name:?} cannot name a session file: a file name has no '/', '\\' or NUL"
+                "{name:?} cannot name a session file: ASCII letters and digits, with '.', '_' \
+                 and '-' inside"
             ),
         }
     }
@@ -275,7 +275,7 @@ mod open;
 mod rewrite;
 mod write;
 
-pub use rewrite::NewSession;
+pub use rewrite::{is_safe_id, NewSession};
 
 #[cfg(test)]
 mod tests;

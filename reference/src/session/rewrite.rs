@@ -25,10 +25,11 @@ impl SessionManager {
     /// `newSession(options)`: drops every entry and starts a new session (new header,
     /// leaf `null`) in the session directory, written at its first assistant message
     /// like any new session. The old file stays as it is. Returns the new file
-    /// (`None` in memory). An id that cannot be part of a file name (a `/`, `\\` or NUL:
-    /// pi-mono joins it into the path as given) is refused and nothing changes.
+    /// (`None` in memory). An id that is not a plain file-name word ([`is_safe_id`]) is
+    /// refused and nothing changes: pi-mono 0.73.1 joins it into the path as given, so
+    /// `/../x` leaves the session directory; pi 1.5 refuses it, as here.
     pub fn new_session(&mut self, options: NewSession) -> Result<Option<PathBuf>, SessionError> {
-        if let Some(id) = options.id.as_deref().filter(|id| !fits_a_file_name(id)) {
+        if let Some(id) = options.id.as_deref().filter(|id| !is_safe_id(id)) {
             return Err(SessionError::InvalidName(id.to_owned()));
         }
         self.header = self.make_header(options.parent_session.as_deref());
@@ -164,8 +165,17 @@ pub(super) fn title(header: &SessionHeader) -> Option<Value> {
     crate::raw::parse_value(object.get("title")?.get()).ok()
 }
 
-/// Whether `text` can be part of one file name on every system the format is used on:
-/// no separator (`/`, `\\`) and no NUL, so `<time>_<text>.jsonl` stays in its folder.
-fn fits_a_file_name(text: &str) -> bool {
-    !text.contains(['/', '\\', '\0'])
+/// Whether a session id given to `newSession` is a plain file-name word (pi 1.5
+/// `assertValidSessionId`): ASCII letters and digits, with `.`, `_` and `-` inside, never
+/// first or last. So `<time>_<id>.jsonl` stays one file name in its folder on every
+/// system: no separator, no NUL, no `..`, no leading dot.
+pub fn is_safe_id(id: &str) -> bool {
+    let word = |b: u8| b.is_ascii_alphanumeric();
+    let bytes = id.as_bytes();
+    match (bytes.first(), bytes.last()) {
+        (Some(&first), Some(&last)) => {
+            word(first) && word(last) && bytes.iter().all(|&b| word(b) || b"._-".contains(&b))
+        }
+        _ => false,
+    }
 }
