@@ -174,24 +174,69 @@ fn load(dir: &Path, args: &Value, profile: Profile) -> Result<Value, SessionErro
     Ok(load_output(&sm))
 }
 
-/// `{header, entries, leafId, diagnostics, migrated}` for an opened session.
+/// `{header, entries, leafId, diagnostics, migrated}` for an opened session, and
+/// `unlistedDiagnostics` (kind → count) when it has more diagnostics than it lists
+/// (`session_reference::parse::MAX_LISTED_DIAGNOSTICS`).
 pub fn load_output(sm: &SessionManager) -> Value {
+    let mut output = load_summary(sm);
+    let entries: Vec<Value> = sm.entries().iter().map(|e| sm.resolved(e)).collect();
+    output["entries"] = Value::Array(entries);
+    output
+}
+
+/// [`load_output`] written to `out` as canonical JSON (`crate::canonical`), the same
+/// text, one entry at a time: only one entry is a JSON value at once, so the output of
+/// a file of millions of lines costs no memory beyond the session itself.
+pub fn write_load_output(
+    sm: &SessionManager,
+    out: &mut impl std::io::Write,
+) -> std::io::Result<()> {
+    let mut summary = load_summary(sm);
+    summary["entries"] = json!([]);
+    let text = crate::canonical::canonical(&summary);
+    // Top-level keys are the only lines indented by exactly two spaces.
+    let marker = "\n  \"entries\": []";
+    let at = text
+        .find(marker)
+        .map_or(text.len(), |at| at + marker.len() - 2);
+    out.write_all(&text.as_bytes()[..at])?;
+    let mut first = true;
+    for entry in sm.entries() {
+        let entry = crate::canonical::canonical(&sm.resolved(entry));
+        out.write_all(if first { b"[\n    " } else { b",\n    " })?;
+        out.write_all(entry.trim_end().replace('\n', "\n    ").as_bytes())?;
+        first = false;
+    }
+    out.write_all(if first { b"[]" } else { b"\n  ]" })?;
+    out.write_all(text[at..].get(2..).unwrap_or_default().as_bytes())
+}
+
+/// Every field of [`load_output`] but the entries.
+fn load_summary(sm: &SessionManager) -> Value {
     let header: Value =
         session_reference::raw::parse_value(sm.header().raw.get()).unwrap_or(Value::Null);
-    let entries: Vec<Value> = sm.entries().iter().map(|e| sm.resolved(e)).collect();
-    let diagnostics: Vec<Value> = sm
-        .report()
+    let report = sm.report();
+    let diagnostics: Vec<Value> = report
         .diagnostics
         .iter()
         .map(|d| json!({"line": d.line, "kind": d.kind.name()}))
         .collect();
-    object([
+    let mut output = object([
         ("header", header),
-        ("entries", Value::Array(entries)),
         ("leafId", sm.leaf_id().into()),
         ("diagnostics", Value::Array(diagnostics)),
-        ("migrated", (!sm.report().migrated.is_empty()).into()),
-    ])
+        ("migrated", (!report.migrated.is_empty()).into()),
+    ]);
+    if report.unlisted.total() > 0 {
+        let counts: serde_json::Map<String, Value> = report
+            .unlisted
+            .0
+            .iter()
+            .map(|(kind, n)| (kind.name().to_owned(), Value::from(*n)))
+            .collect();
+        output["unlistedDiagnostics"] = Value::Object(counts);
+    }
+    output
 }
 
 fn context(dir: &Path, args: &Value, profile: Profile) -> Result<Value, SessionError> {

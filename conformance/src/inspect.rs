@@ -70,8 +70,8 @@ impl std::fmt::Display for InspectError {
 
 impl std::error::Error for InspectError {}
 
-/// Reads `file` once: a regular file, or a pipe read to its end (a named pipe that no
-/// one writes reads as empty). Anything else (a directory, a device, a socket) is
+/// Reads `file` once: a regular file, or a pipe read to its end, within the CLI's
+/// limits (`guard::read_input`). Anything else (a directory, a device, a socket) is
 /// refused by its kind, without reading it.
 pub fn read_input(file: &Path) -> Result<Vec<u8>, InspectError> {
     let fail = |kind| InspectError {
@@ -88,11 +88,7 @@ pub fn read_input(file: &Path) -> Result<Vec<u8>, InspectError> {
         };
         return Err(fail(InspectErrorKind::NotAFileOrPipe(what)));
     }
-    let mut bytes = Vec::new();
-    crate::guard::open_input(file)
-        .and_then(|mut f| std::io::Read::read_to_end(&mut f, &mut bytes))
-        .map_err(io)?;
-    Ok(bytes)
+    crate::guard::read_input(file).map_err(|e| fail(InspectErrorKind::Io(e.to_string())))
 }
 
 #[cfg(unix)]
@@ -137,6 +133,17 @@ pub fn open(
 /// `{header, entries, leafId, diagnostics, migrated}`.
 pub fn load(file: &Path, profile: impl Into<Option<Profile>>) -> Result<Value, InspectError> {
     Ok(execute::load_output(&open(file, profile)?))
+}
+
+/// [`load`] written to `out` as canonical JSON, one entry at a time
+/// ([`execute::write_load_output`]). An error writing `out` is returned as it is.
+pub fn write_load(
+    file: &Path,
+    profile: impl Into<Option<Profile>>,
+    out: &mut impl std::io::Write,
+) -> Result<std::io::Result<()>, InspectError> {
+    let sm = open(file, profile)?;
+    Ok(execute::write_load_output(&sm, out))
 }
 
 /// Where to build a context: the session's leaf (`None`), the empty context (`Some(None)`),

@@ -267,3 +267,101 @@ fn serve_refuses_a_dir_that_is_not_a_fresh_absolute_folder() {
         "nothing through the link"
     );
 }
+
+/// Item 6: `load` writes its output an entry at a time; the text is the canonical
+/// rendering of the whole value, with or without entries, and past the listed
+/// diagnostics their counts by kind.
+#[test]
+fn load_streams_the_canonical_text() {
+    let root = tempfile::tempdir().expect("dir");
+    let many_blank = format!("{HEADER}\n{}{USER}\n{{}}\n", "\n".repeat(1_200));
+    let files = [
+        (
+            "small.jsonl",
+            fs::read_to_string("tests/fixtures/small.jsonl").expect("fixture"),
+        ),
+        ("header-only.jsonl", format!("{HEADER}\n")),
+        ("blank.jsonl", many_blank),
+    ];
+    for (name, text) in files {
+        let path = root.path().join(name);
+        fs::write(&path, &text).expect("write");
+        let whole =
+            session_conformance::inspect::load(&path, session_reference::model::Profile::Pi)
+                .expect("loads");
+        let out = cli()
+            .arg("load")
+            .arg(&path)
+            .args(["--profile", "pi"])
+            .assert()
+            .success()
+            .get_output()
+            .stdout
+            .clone();
+        assert_eq!(
+            String::from_utf8(out).expect("utf-8"),
+            session_conformance::normalize::canonical(&whole),
+            "{name}"
+        );
+        if name == "blank.jsonl" {
+            assert_eq!(whole["diagnostics"].as_array().map(Vec::len), Some(1_000));
+            assert_eq!(
+                whole["unlistedDiagnostics"],
+                json!({"blank_line": 200, "missing_id": 1})
+            );
+        }
+    }
+}
+
+/// Item 6: memory follows the bytes. A file of more lines than the CLI reads (each
+/// line the reference keeps costs about a hundred bytes beyond its text) is refused
+/// with its line count by every command that reads a FILE, before it is parsed.
+#[test]
+fn a_file_of_more_lines_than_the_limit_is_refused() {
+    let root = tempfile::tempdir().expect("dir");
+    let path = root.path().join("many.jsonl");
+    let lines = session_conformance::guard::MAX_INPUT_LINES;
+    write(&path, &format!("{HEADER}\n{}", "{}\n".repeat(lines)));
+    for command in ["load", "context", "tree", "validate"] {
+        let output = cli()
+            .arg(command)
+            .arg(&path)
+            .args(["--profile", "pi"])
+            .assert()
+            .failure()
+            .get_output()
+            .clone();
+        let text =
+            String::from_utf8_lossy(&output.stdout) + String::from_utf8_lossy(&output.stderr);
+        assert!(
+            text.contains(&format!(
+                "{} lines, more than the limit of {lines}",
+                lines + 1
+            )),
+            "{command}: {text}"
+        );
+    }
+}
+
+/// Item 17: a named pipe whose writer opens it after the command started is waited
+/// for (within `guard::PIPE_IDLE_TIMEOUT`) and read, not taken for an empty file.
+#[test]
+fn a_fifo_whose_writer_comes_later_is_read() {
+    let root = tempfile::tempdir().expect("dir");
+    let fifo = root.path().join("later.jsonl");
+    mkfifo(&fifo);
+    let command = std::process::Command::new(snapbox::cmd::cargo_bin!("session-conformance"))
+        .arg("load")
+        .arg(&fifo)
+        .args(["--profile", "pi"])
+        .stdout(std::process::Stdio::piped())
+        .stderr(std::process::Stdio::piped())
+        .spawn()
+        .expect("load starts");
+    std::thread::sleep(Duration::from_millis(500));
+    fs::write(&fifo, format!("{HEADER}\n{USER}\n")).expect("the writer opens and writes");
+    let output = command.wait_with_output().expect("load ends");
+    assert!(output.status.success(), "{output:?}");
+    let value: Value = serde_json::from_slice(&output.stdout).expect("JSON");
+    assert_eq!(value["leafId"], "aaaa0001", "{value}");
+}

@@ -29,8 +29,11 @@ pub struct Parsed {
     pub header: Result<SessionHeader, HeaderError>,
     /// Entry lines after the header, in file order.
     pub entries: Vec<Entry>,
-    /// One record per skipped or suspicious line.
+    /// One record per skipped or suspicious line, for the first
+    /// [`MAX_LISTED_DIAGNOSTICS`] of them.
     pub diagnostics: Vec<Diagnostic>,
+    /// The diagnostics past those: how many of each kind, without their lines.
+    pub unlisted: Unlisted,
     /// Whether the text is empty or ends with `\n` (an append may start right after it).
     pub ends_with_newline: bool,
     /// The text the entries are slices of: the bytes, read as UTF-8 (invalid bytes as U+FFFD).
@@ -48,6 +51,22 @@ impl Parsed {
     }
 }
 
+/// The most diagnostics a load lists one by one. Past it they are only counted by kind
+/// ([`Unlisted`]): a file of millions of blank lines then costs the memory of its bytes,
+/// not of a record per line.
+pub const MAX_LISTED_DIAGNOSTICS: usize = 1_000;
+
+/// Diagnostics past the first [`MAX_LISTED_DIAGNOSTICS`]: how many of each kind.
+#[derive(Debug, Clone, Default, PartialEq, Eq)]
+pub struct Unlisted(pub std::collections::BTreeMap<DiagnosticKind, usize>);
+
+impl Unlisted {
+    /// How many diagnostics were counted and not listed.
+    pub fn total(&self) -> usize {
+        self.0.values().sum()
+    }
+}
+
 /// A line the loader skipped or repaired.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct Diagnostic {
@@ -58,7 +77,7 @@ pub struct Diagnostic {
 }
 
 /// Kinds of [`Diagnostic`].
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+#[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord)]
 #[non_exhaustive]
 pub enum DiagnosticKind {
     /// The line is empty or whitespace only; skipped.
@@ -171,6 +190,7 @@ pub fn parse_owned(bytes: Vec<u8>, profile: Profile) -> Parsed {
         header: None,
         entries: Vec::new(),
         diagnostics: Vec::new(),
+        unlisted: Unlisted::default(),
         ordinal: 0,
         first_bad: None,
     };
@@ -181,6 +201,8 @@ pub fn parse_owned(bytes: Vec<u8>, profile: Profile) -> Parsed {
         start = '\u{feff}'.len_utf8();
     }
     let line_count = text[start..].split('\n').count();
+    // Sized once: a vector grown by doubling holds up to three times its entries while
+    // it moves them (the pages of lines that are not entries are never touched).
     reader.entries.reserve(line_count);
     for (index, line) in text[start..].split('\n').enumerate() {
         let number = index + 1;
@@ -207,6 +229,7 @@ struct Reader {
     header: Option<Result<SessionHeader, HeaderError>>,
     entries: Vec<Entry>,
     diagnostics: Vec<Diagnostic>,
+    unlisted: Unlisted,
     /// The position of the next JSON value among all values of the file (header = 0).
     ordinal: usize,
     first_bad: Option<usize>,
@@ -280,7 +303,11 @@ impl Reader {
     }
 
     fn report(&mut self, line: usize, kind: DiagnosticKind) {
-        self.diagnostics.push(Diagnostic { line, kind });
+        if self.diagnostics.len() < MAX_LISTED_DIAGNOSTICS {
+            self.diagnostics.push(Diagnostic { line, kind });
+        } else {
+            *self.unlisted.0.entry(kind).or_default() += 1;
+        }
     }
 
     fn finish(self, text: Arc<String>, invalid_utf8: Option<Vec<u8>>) -> Parsed {
@@ -303,6 +330,7 @@ impl Reader {
             header,
             entries,
             diagnostics: self.diagnostics,
+            unlisted: self.unlisted,
             ends_with_newline: self.ends_with_newline,
             text,
             invalid_utf8,
@@ -367,6 +395,35 @@ mod tests {
             .iter()
             .map(|d| (d.line, d.kind.name()))
             .collect()
+    }
+
+    #[test]
+    fn diagnostics_past_the_limit_are_counted_by_kind() {
+        let text = format!(
+            "{H}\n{}not json\n{{}}\n{M}\n",
+            "\n".repeat(MAX_LISTED_DIAGNOSTICS + 5)
+        );
+        let p = parse(text.as_bytes(), Profile::Pi);
+        assert_eq!(p.diagnostics.len(), MAX_LISTED_DIAGNOSTICS);
+        assert!(p
+            .diagnostics
+            .iter()
+            .all(|d| d.kind == DiagnosticKind::BlankLine));
+        let counted: Vec<(DiagnosticKind, usize)> = p.unlisted.0.clone().into_iter().collect();
+        assert_eq!(
+            counted,
+            [
+                (DiagnosticKind::BlankLine, 5),
+                (DiagnosticKind::NotJson, 1),
+                (DiagnosticKind::MissingId, 1)
+            ]
+        );
+        assert_eq!(p.unlisted.total(), 7);
+        assert_eq!(
+            p.entries.len(),
+            2,
+            "the entries past the limit are all read"
+        );
     }
 
     #[test]

@@ -5,7 +5,7 @@ use std::process::ExitCode;
 
 use session_conformance::inspect;
 
-use super::{print_json, ProfileChoice};
+use super::{ignore_broken_pipe, ProfileChoice};
 
 /// Print a session file as the reference loads it: {header, entries, leafId, diagnostics, migrated}. FILE is not changed.
 #[derive(clap::Args)]
@@ -17,7 +17,12 @@ pub struct Args {
     profile: ProfileChoice,
 }
 
-/// Runs `load`.
+/// Runs `load`: the output is written as it is made, an entry at a time.
 pub fn run(args: &Args) -> Result<ExitCode, String> {
-    print_json(&inspect::load(&args.file, args.profile.profile()).map_err(|e| e.to_string())?)
+    let mut out = std::io::BufWriter::new(std::io::stdout().lock());
+    inspect::write_load(&args.file, args.profile.profile(), &mut out)
+        .map_err(|e| e.to_string())?
+        .and_then(|()| std::io::Write::flush(&mut out))
+        .or_else(ignore_broken_pipe)?;
+    Ok(ExitCode::SUCCESS)
 }

@@ -127,8 +127,10 @@ impl From<NotFound> for SessionError {
 /// What happened when a file was opened.
 #[derive(Debug, Clone, Default)]
 pub struct LoadReport {
-    /// Skipped or repaired lines.
+    /// Skipped or repaired lines (the first [`crate::parse::MAX_LISTED_DIAGNOSTICS`]).
     pub diagnostics: Vec<Diagnostic>,
+    /// The diagnostics past those, counted by kind.
+    pub unlisted: crate::parse::Unlisted,
     /// Why the header was rejected, when it was (the file was replaced by a new session).
     pub header_error: Option<HeaderError>,
     /// Migration steps that ran (the file was rewritten).

@@ -59,6 +59,7 @@ impl SessionManager {
         let mut parsed = parse_owned(bytes, profile);
         let mut report = LoadReport {
             diagnostics: std::mem::take(&mut parsed.diagnostics),
+            unlisted: std::mem::take(&mut parsed.unlisted),
             ..LoadReport::default()
         };
         let mut header = match parsed.header.clone() {
@@ -91,7 +92,7 @@ impl SessionManager {
             needs_newline: !parsed.ends_with_newline,
         };
         if !report.migrated.is_empty() {
-            if report.diagnostics.iter().any(|d| loses_data(d.kind)) {
+            if report.loses_data() {
                 let keep = sibling(path, "pre-migration", sm.clock.now_ms());
                 sm.storage
                     .write_text(&keep, parsed.bytes())
@@ -200,8 +201,19 @@ impl SessionManager {
     }
 }
 
+impl LoadReport {
+    /// Whether rewriting the file would drop a line the loader skipped (listed or only
+    /// counted).
+    pub(super) fn loses_data(&self) -> bool {
+        let listed = self.diagnostics.iter().map(|d| d.kind);
+        listed
+            .chain(self.unlisted.0.keys().copied())
+            .any(loses_data)
+    }
+}
+
 /// Whether rewriting a file would drop a line with this diagnostic.
-pub(super) fn loses_data(kind: DiagnosticKind) -> bool {
+fn loses_data(kind: DiagnosticKind) -> bool {
     !matches!(
         kind,
         DiagnosticKind::BlankLine

@@ -140,13 +140,7 @@ impl SessionManager {
         let Some(path) = self.file.clone() else {
             return Ok(());
         };
-        if self.report.preserved.is_none()
-            && self
-                .report
-                .diagnostics
-                .iter()
-                .any(|d| super::open::loses_data(d.kind))
-        {
+        if self.report.preserved.is_none() && self.report.loses_data() {
             if let Some(bytes) = self.storage.read(&path).ok().flatten() {
                 let keep = super::open::sibling(&path, "pre-rewrite", self.clock.now_ms());
                 self.storage

@@ -489,3 +489,25 @@ fn new_session_refuses_an_id_that_is_not_one_file_name() {
         .expect("a file");
     assert_eq!(file.parent(), Some(Path::new("/s")));
 }
+
+#[test]
+fn a_skipped_line_past_the_listed_diagnostics_is_still_kept_before_a_migration() {
+    let v1 = r#"{"type":"session","id":"s1","timestamp":"2025-01-01T00:00:00.000Z","cwd":"/hdr"}"#;
+    let blanks = "\n".repeat(crate::parse::MAX_LISTED_DIAGNOSTICS + 1);
+    let text = format!("{v1}\n{blanks}not json\n{U0}\n");
+    let sm = SessionManager::open(
+        Path::new("/s/f.jsonl"),
+        options(Profile::Pi, &[("/s/f.jsonl", &text)]),
+    )
+    .unwrap();
+    assert_eq!(
+        sm.report().unlisted.total(),
+        2,
+        "a blank line and the bad one"
+    );
+    let kept = sm.report().preserved.clone().expect("the original is kept");
+    assert_eq!(
+        file(&sm, kept.to_str().unwrap()).as_deref(),
+        Some(text.as_str())
+    );
+}
