@@ -30,7 +30,9 @@ pub enum Line {
 /// How often [`Answers::next_watching`] looks whether the adapter has exited.
 pub const EXIT_CHECK: Duration = Duration::from_millis(50);
 
-/// How long a process whose stdout closed is given to exit, for its status.
+/// How long a process whose stdout closed is given to exit (for its status), and how
+/// long the rest of what an exited process wrote is read for (at most a pipe's worth:
+/// it could not exit before its last write had gone into the pipe).
 const EXIT_GRACE: Duration = Duration::from_millis(500);
 
 /// What a pipe holds on Linux, and so what one read can return.
@@ -62,12 +64,14 @@ impl Answers {
             let left = deadline.map_or(EXIT_CHECK, |d| d.saturating_duration_since(Instant::now()));
             match self.0.next(left.min(EXIT_CHECK)) {
                 Line::Timeout => {}
-                Line::Eof => return exit_status(child, EXIT_GRACE).map_or(Line::Eof, Line::Exited),
+                Line::Eof => {
+                    return exit_status(child, EXIT_GRACE).map_or(Line::Eof, Line::Exited);
+                }
                 line => return line,
             }
             if let Ok(Some(status)) = child.try_wait() {
                 // What it wrote before it exited is in the pipe already.
-                return match self.0.next(Duration::from_millis(1)) {
+                return match self.0.next(EXIT_GRACE) {
                     Line::Timeout | Line::Eof => Line::Exited(status),
                     line => line,
                 };
@@ -329,6 +333,50 @@ mod tests {
         assert!(start.elapsed() < Duration::from_secs(5));
         let _ = child.kill();
         let _ = child.wait();
+    }
+
+    #[test]
+    fn an_exit_is_noticed_while_a_child_holds_the_pipe_after_the_lines_before_it() {
+        let mut command = Command::new("sh");
+        command
+            .args(["-c", "echo a; echo b; sleep 60 & exit 3"])
+            .stdout(Stdio::piped());
+        std::os::unix::process::CommandExt::process_group(&mut command, 0);
+        let mut child = command.spawn().expect("sh starts");
+        let mut answers = Answers::new(child.stdout.take().expect("piped"), 100);
+        let wait = Duration::from_secs(20);
+        let started = std::time::Instant::now();
+        assert_eq!(
+            answers.next_watching(wait, &mut child),
+            Line::Text("a".into())
+        );
+        assert_eq!(
+            answers.next_watching(wait, &mut child),
+            Line::Text("b".into())
+        );
+        let Line::Exited(status) = answers.next_watching(wait, &mut child) else {
+            panic!("the exit is noticed");
+        };
+        assert_eq!(describe_exit(status), "status 3");
+        assert!(
+            started.elapsed() < Duration::from_secs(5),
+            "{:?}",
+            started.elapsed()
+        );
+        let group = rustix::process::Pid::from_child(&child);
+        let _ = rustix::process::kill_process_group(group, rustix::process::Signal::KILL);
+    }
+
+    #[test]
+    fn a_live_process_times_out_and_a_closed_pipe_gives_the_status() {
+        let (mut child, mut answers) = start("sleep 60", 100);
+        let wait = Duration::from_millis(200);
+        assert_eq!(answers.next_watching(wait, &mut child), Line::Timeout);
+        let _ = child.kill();
+        let Line::Exited(status) = answers.next_watching(wait, &mut child) else {
+            panic!("a killed process has exited");
+        };
+        assert_eq!(describe_exit(status), "signal 9");
     }
 
     #[test]
