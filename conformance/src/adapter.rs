@@ -6,13 +6,14 @@
 
 use std::io::{Read, Write};
 use std::process::{Child, ChildStdin, Command, Stdio};
+use std::sync::atomic::{AtomicBool, Ordering};
 use std::sync::{Arc, Mutex};
 use std::thread;
 use std::time::{Duration, Instant};
 
 use session_reference::model::Profile;
 
-use crate::answers::{Answers, Line};
+use crate::answers::{describe_exit, exit_status, Answers, Line};
 use crate::execute;
 use crate::protocol::{Hello, Request, Response, RunnerHello, PROTOCOL_VERSION};
 
@@ -42,7 +43,8 @@ pub enum Failure {
     Timeout,
     /// The process could not be started: `cannot start PROGRAM: REASON`.
     Start(String),
-    /// The process exited; the tail of its stderr.
+    /// The process exited, or stopped talking before its hello: what happened, in words
+    /// (`exited with status 3; stderr: …`, `no hello within 60 s`).
     Crash(String),
     /// The answer was not a protocol message.
     Protocol(String),
@@ -52,8 +54,7 @@ impl std::fmt::Display for Failure {
     fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
         match self {
             Failure::Timeout => f.write_str("no answer within the time limit"),
-            Failure::Start(why) => f.write_str(why),
-            Failure::Crash(why) => write!(f, "it exited ({why})"),
+            Failure::Start(why) | Failure::Crash(why) => f.write_str(why),
             Failure::Protocol(why) => write!(f, "its answer is not a protocol message ({why})"),
         }
     }
@@ -113,7 +114,7 @@ struct Running {
     /// `None` once closed (one-shot mode closes it after the request).
     stdin: Option<ChildStdin>,
     answers: Answers,
-    stderr: Arc<Mutex<Vec<u8>>>,
+    stderr: StderrTail,
 }
 
 impl ProcessAdapter {
@@ -173,7 +174,7 @@ impl ProcessAdapter {
         #[cfg(unix)]
         rustix::io::ioctl_fionbio(&stdin, true)
             .map_err(|e| Failure::Crash(format!("adapter stdin: {e}")))?;
-        let stderr = keep_stderr_tail(child.stderr.take(), 16 * 1024);
+        let stderr = StderrTail::keep(child.stderr.take(), 16 * 1024);
         Ok(Running {
             child,
             stdin: Some(stdin),
@@ -193,17 +194,12 @@ impl ProcessAdapter {
             profile: self.profile.name().into(),
         };
         let wait = self.hello_timeout;
-        let no_hello = |failure| match failure {
-            Failure::Timeout => Failure::Crash(format!("no hello within {} s", wait.as_secs())),
-            other => other,
-        };
         let result = send(
             &mut running,
             serde_json::to_vec(&greeting).unwrap_or_default(),
             wait,
         )
         .and_then(|()| receive(&mut running, wait))
-        .map_err(no_hello)
         .and_then(|line| {
             serde_json::from_str::<Hello>(&line)
                 .map_err(|e| Failure::Protocol(format!("bad hello: {e}: {}", line.trim())))
@@ -216,7 +212,7 @@ impl ProcessAdapter {
             }
             Err(e) => {
                 kill(&mut running);
-                Err(with_stderr(e, &running))
+                Err(before_hello(e, wait, &running))
             }
         }
     }
@@ -263,9 +259,7 @@ impl Adapter for ProcessAdapter {
             return Err(Failure::Crash("not running".into()));
         };
         // A crash note holds this case's stderr only, not an earlier case's.
-        if let Ok(mut stderr) = running.stderr.lock() {
-            stderr.clear();
-        }
+        running.stderr.clear();
         let line = request_line(request);
         let started = Instant::now();
         let result = send(running, line, timeout)
@@ -324,7 +318,20 @@ fn widen_pipe<T>(_pipe: &T) {}
 /// Writes one message and its `\n`, within `timeout`: an adapter that does not read
 /// its stdin cannot hold the runner (the pipe does not block; a full pipe is waited on
 /// with `poll` until the deadline).
-fn send(running: &mut Running, mut line: Vec<u8>, timeout: Duration) -> Result<(), Failure> {
+fn send(running: &mut Running, line: Vec<u8>, timeout: Duration) -> Result<(), Failure> {
+    write_line(running, line, timeout).map_err(|failure| match failure {
+        // A pipe that broke because the adapter exited: say how it ended.
+        Failure::Crash(why) => Failure::Crash(
+            exit_status(&mut running.child, Duration::from_millis(500)).map_or(why, |status| {
+                format!("exited with {}", describe_exit(status))
+            }),
+        ),
+        other => other,
+    })
+}
+
+/// [`send`]'s write, without a look at the process when it fails.
+fn write_line(running: &mut Running, mut line: Vec<u8>, timeout: Duration) -> Result<(), Failure> {
     line.push(b'\n');
     let stdin = running
         .stdin
@@ -382,13 +389,19 @@ fn writable(_pipe: &ChildStdin, _deadline: Option<Instant>) -> bool {
     true
 }
 
+/// The next line, within `timeout`; the adapter's exit, noticed while waiting (even
+/// when a process it started keeps its stdout open), is a crash with its status.
 fn receive(running: &mut Running, timeout: Duration) -> Result<String, Failure> {
-    match running.answers.next(timeout) {
+    match running.answers.next_watching(timeout, &mut running.child) {
         Line::Text(text) => Ok(text),
         Line::TooLong => Err(Failure::Protocol(format!(
             "response longer than {MAX_RESPONSE_BYTES} bytes"
         ))),
-        Line::Eof => Err(Failure::Crash("adapter exited".into())),
+        Line::Exited(status) => Err(Failure::Crash(format!(
+            "exited with {}",
+            describe_exit(status)
+        ))),
+        Line::Eof => Err(Failure::Crash("closed its stdout".into())),
         Line::Timeout => Err(Failure::Timeout),
     }
 }
@@ -435,18 +448,33 @@ fn kill(running: &mut Running) {
 }
 
 fn with_stderr(failure: Failure, running: &Running) -> Failure {
-    let tail = running
-        .stderr
-        .lock()
-        .map(|s| String::from_utf8_lossy(&s).into_owned())
-        .unwrap_or_default();
     match failure {
-        Failure::Crash(message) if !tail.trim().is_empty() => Failure::Crash(format!(
-            "{message}; stderr: {}",
-            truncate(tail.trim(), 2000)
-        )),
+        Failure::Crash(message) => match stderr_tail(running) {
+            tail if tail.is_empty() => Failure::Crash(message),
+            tail => Failure::Crash(format!("{message}; stderr: {tail}")),
+        },
         other => other,
     }
+}
+
+/// A failure to say hello, in words: `no hello within N s` for a live adapter that
+/// stayed silent, `exited with status S before its hello: <stderr tail>` for one that
+/// ended.
+fn before_hello(failure: Failure, wait: Duration, running: &Running) -> Failure {
+    match failure {
+        Failure::Timeout => Failure::Crash(format!("no hello within {} s", wait.as_secs())),
+        Failure::Crash(why) => match stderr_tail(running) {
+            tail if tail.is_empty() => Failure::Crash(format!("{why} before its hello")),
+            tail => Failure::Crash(format!("{why} before its hello: {tail}")),
+        },
+        other => other,
+    }
+}
+
+/// What the adapter wrote to stderr last (at most 2,000 characters of the kept tail),
+/// once the pipe has closed or a moment has passed.
+fn stderr_tail(running: &Running) -> String {
+    truncate(&running.stderr.text(Duration::from_millis(200)), 2000)
 }
 
 fn truncate(text: &str, max: usize) -> String {
@@ -480,29 +508,59 @@ mod tests {
     }
 }
 
-/// Reads a child's stderr on a thread of its own until it closes, keeping the last
-/// `limit` bytes (what a failure's note quotes), so a chatty adapter never blocks on a
-/// full pipe.
-pub(crate) fn keep_stderr_tail(
-    pipe: Option<std::process::ChildStderr>,
-    limit: usize,
-) -> Arc<Mutex<Vec<u8>>> {
-    let tail = Arc::new(Mutex::new(Vec::new()));
-    if let Some(mut pipe) = pipe {
-        let sink = Arc::clone(&tail);
+/// The last bytes a child wrote to stderr (what a failure's note quotes), read on a
+/// thread of its own until the pipe closes, so a chatty adapter never blocks on a full
+/// pipe.
+#[derive(Clone, Default)]
+pub(crate) struct StderrTail {
+    bytes: Arc<Mutex<Vec<u8>>>,
+    closed: Arc<AtomicBool>,
+}
+
+impl StderrTail {
+    /// Reads `pipe` until it closes, keeping its last `limit` bytes.
+    pub(crate) fn keep(pipe: Option<std::process::ChildStderr>, limit: usize) -> StderrTail {
+        let tail = StderrTail::default();
+        let Some(mut pipe) = pipe else {
+            tail.closed.store(true, Ordering::Release);
+            return tail;
+        };
+        let sink = tail.clone();
         thread::spawn(move || {
             let mut buf = [0u8; 4096];
             while let Ok(n) = pipe.read(&mut buf) {
                 if n == 0 {
                     break;
                 }
-                if let Ok(mut s) = sink.lock() {
+                if let Ok(mut s) = sink.bytes.lock() {
                     s.extend_from_slice(&buf[..n]);
                     let excess = s.len().saturating_sub(limit);
                     s.drain(..excess);
                 }
             }
+            sink.closed.store(true, Ordering::Release);
         });
+        tail
     }
-    tail
+
+    /// Forgets what was kept (a case's note quotes its own stderr only).
+    pub(crate) fn clear(&self) {
+        if let Ok(mut s) = self.bytes.lock() {
+            s.clear();
+        }
+    }
+
+    /// What was kept, as text (bytes that are not UTF-8 replaced), trimmed; first
+    /// waiting at most `wait` for the pipe to close, since a process that has ended may
+    /// have its last words still in the pipe.
+    pub(crate) fn text(&self, wait: Duration) -> String {
+        let deadline = Instant::now() + wait;
+        while !self.closed.load(Ordering::Acquire) && Instant::now() < deadline {
+            thread::sleep(Duration::from_millis(2));
+        }
+        self.bytes
+            .lock()
+            .map(|s| String::from_utf8_lossy(&s).trim().to_owned())
+            .unwrap_or_default()
+    }
 }

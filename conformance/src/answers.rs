@@ -3,9 +3,13 @@
 //! On Unix the job's own thread waits for the pipe with `poll` and reads it: an
 //! answer wakes only the thread that asked. Elsewhere a reader thread passes lines
 //! through a channel (one more thread to wake per answer).
+//!
+//! [`Answers::next_watching`] also looks, every [`EXIT_CHECK`], whether the adapter
+//! process itself has exited: a child it started can keep the pipe open after it, and
+//! the wait must not last until the time limit.
 
-use std::process::ChildStdout;
-use std::time::Duration;
+use std::process::{Child, ChildStdout, ExitStatus};
+use std::time::{Duration, Instant};
 
 /// What waiting for one answer line gave.
 #[derive(Debug, PartialEq, Eq)]
@@ -18,7 +22,18 @@ pub enum Line {
     Eof,
     /// No whole line within the time limit.
     Timeout,
+    /// The adapter process exited, and no whole line it wrote before is left (a child
+    /// it started may still hold the pipe open). Only [`Answers::next_watching`] says so.
+    Exited(ExitStatus),
 }
+
+/// How often [`Answers::next_watching`] looks whether the adapter has exited.
+pub const EXIT_CHECK: Duration = Duration::from_millis(50);
+
+/// How long a process whose stdout closed is given to exit (for its status), and how
+/// long the rest of what an exited process wrote is read for (at most a pipe's worth:
+/// it could not exit before its last write had gone into the pipe).
+const EXIT_GRACE: Duration = Duration::from_millis(500);
 
 /// What a pipe holds on Linux, and so what one read can return.
 const PIPE_CHUNK: usize = 64 * 1024;
@@ -38,6 +53,59 @@ impl Answers {
     pub fn next(&mut self, timeout: Duration) -> Line {
         self.0.next(timeout)
     }
+
+    /// As [`Answers::next`], and every [`EXIT_CHECK`] looks whether `child` (the
+    /// adapter) has exited. The lines it wrote before it exited are still returned; then
+    /// [`Line::Exited`], whether or not a process it started keeps the pipe open. A
+    /// closed pipe is [`Line::Exited`] too when the child exits soon after it.
+    pub fn next_watching(&mut self, timeout: Duration, child: &mut Child) -> Line {
+        let deadline = Instant::now().checked_add(timeout);
+        loop {
+            let left = deadline.map_or(EXIT_CHECK, |d| d.saturating_duration_since(Instant::now()));
+            match self.0.next(left.min(EXIT_CHECK)) {
+                Line::Timeout => {}
+                Line::Eof => {
+                    return exit_status(child, EXIT_GRACE).map_or(Line::Eof, Line::Exited);
+                }
+                line => return line,
+            }
+            if let Ok(Some(status)) = child.try_wait() {
+                // What it wrote before it exited is in the pipe already.
+                return match self.0.next(EXIT_GRACE) {
+                    Line::Timeout | Line::Eof => Line::Exited(status),
+                    line => line,
+                };
+            }
+            if deadline.is_some_and(|d| Instant::now() >= d) {
+                return Line::Timeout;
+            }
+        }
+    }
+}
+
+/// `child`'s exit status, waiting at most `grace` for it to exit.
+pub fn exit_status(child: &mut Child, grace: Duration) -> Option<ExitStatus> {
+    let deadline = Instant::now() + grace;
+    loop {
+        match child.try_wait() {
+            Ok(Some(status)) => return Some(status),
+            Ok(None) if Instant::now() < deadline => {
+                std::thread::sleep(Duration::from_millis(2));
+            }
+            _ => return None,
+        }
+    }
+}
+
+/// An exit status in words: `status 3`, or `signal 9` for a process a signal ended.
+pub fn describe_exit(status: ExitStatus) -> String {
+    #[cfg(unix)]
+    if let Some(signal) = std::os::unix::process::ExitStatusExt::signal(&status) {
+        return format!("signal {signal}");
+    }
+    status
+        .code()
+        .map_or_else(|| status.to_string(), |code| format!("status {code}"))
 }
 
 fn text(bytes: Vec<u8>) -> String {
@@ -265,6 +333,50 @@ mod tests {
         assert!(start.elapsed() < Duration::from_secs(5));
         let _ = child.kill();
         let _ = child.wait();
+    }
+
+    #[test]
+    fn an_exit_is_noticed_while_a_child_holds_the_pipe_after_the_lines_before_it() {
+        let mut command = Command::new("sh");
+        command
+            .args(["-c", "echo a; echo b; sleep 60 & exit 3"])
+            .stdout(Stdio::piped());
+        std::os::unix::process::CommandExt::process_group(&mut command, 0);
+        let mut child = command.spawn().expect("sh starts");
+        let mut answers = Answers::new(child.stdout.take().expect("piped"), 100);
+        let wait = Duration::from_secs(20);
+        let started = std::time::Instant::now();
+        assert_eq!(
+            answers.next_watching(wait, &mut child),
+            Line::Text("a".into())
+        );
+        assert_eq!(
+            answers.next_watching(wait, &mut child),
+            Line::Text("b".into())
+        );
+        let Line::Exited(status) = answers.next_watching(wait, &mut child) else {
+            panic!("the exit is noticed");
+        };
+        assert_eq!(describe_exit(status), "status 3");
+        assert!(
+            started.elapsed() < Duration::from_secs(5),
+            "{:?}",
+            started.elapsed()
+        );
+        let group = rustix::process::Pid::from_child(&child);
+        let _ = rustix::process::kill_process_group(group, rustix::process::Signal::KILL);
+    }
+
+    #[test]
+    fn a_live_process_times_out_and_a_closed_pipe_gives_the_status() {
+        let (mut child, mut answers) = start("sleep 60", 100);
+        let wait = Duration::from_millis(200);
+        assert_eq!(answers.next_watching(wait, &mut child), Line::Timeout);
+        let _ = child.kill();
+        let Line::Exited(status) = answers.next_watching(wait, &mut child) else {
+            panic!("a killed process has exited");
+        };
+        assert_eq!(describe_exit(status), "signal 9");
     }
 
     #[test]

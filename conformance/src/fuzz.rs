@@ -326,11 +326,11 @@ pub struct FuzzOptions {
     pub cases: usize,
     /// The seed.
     pub seed: u64,
-    /// Stop after this long.
+    /// Stop after this long (the adapter's start and hello included).
     pub budget: Duration,
     /// Where the shrunk case goes (`<out>/<name>/`).
     pub out: PathBuf,
-    /// Per-case timeout.
+    /// Per-case timeout, and the longest wait for the adapter's hello.
     pub timeout: Duration,
     /// Object keys removed from both outputs before comparing (known divergences to look past).
     pub ignore_keys: Vec<String>,
@@ -386,9 +386,11 @@ fn excuse(case: &Case, divergences: &Divergences) -> Option<String> {
 /// Runs generated cases through the adapter and the reference; shrinks and writes the first disagreement.
 /// A disagreement in a category of `options.divergences` is looked past (see [`FuzzRun`]).
 pub fn fuzz(options: &FuzzOptions, progress: &mut dyn Write) -> Result<FuzzRun, FuzzError> {
-    let mut adapter = ProcessAdapter::new(options.argv.clone(), options.profile, false);
-    let hello = adapter.hello().map_err(FuzzError::AdapterStart)?;
     let start = Instant::now();
+    // The hello is waited for as long as a case, and never past the budget.
+    let mut adapter = ProcessAdapter::new(options.argv.clone(), options.profile, false)
+        .with_timeout(options.timeout.min(options.budget));
+    let hello = adapter.hello().map_err(FuzzError::AdapterStart)?;
     let mut ran = 0;
     let mut looked_past = Vec::new();
     let mut generated = Generated::new(options.seed, options.profile);

@@ -216,6 +216,11 @@ fn lies_and_garbage_from_an_adapter_fail_trials_without_a_panic_or_a_read_outsid
         text.contains("a line that is not an ack or the response"),
         "{text}"
     );
+    // The calibration runs to the end, where the toy acknowledges a step the plan lacks.
+    assert!(
+        text.contains("step 1000000000 acknowledged, but the plan has"),
+        "{text}"
+    );
 }
 
 #[test]

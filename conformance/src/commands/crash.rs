@@ -24,7 +24,8 @@ use super::{parse_profile, status, write_stdout, AdapterArgs, OutputFormat};
 /// acknowledged flush is present and identical; each file has one header and parses;
 /// a torn final line only if never acknowledged; no two entries fused on one line; the
 /// migration rewrite left the old file or the complete new one; no temp file is left
-/// after the later open.
+/// after the later open. An ack out of place (a step twice, out of order, beyond the
+/// plan or before the open, or malformed) fails the trial at once, naming its line.
 ///
 /// The same `--seed` gives the same trials; a failing trial is written to `--cases` as a
 /// case (its steps, kill point and findings, and the command that reruns it alone).

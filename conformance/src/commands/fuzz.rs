@@ -32,10 +32,10 @@ pub struct Args {
     /// The seed.
     #[arg(long, default_value_t = 1)]
     seed: u64,
-    /// Stop after this many seconds.
+    /// Stop after this many seconds (the adapter's hello included).
     #[arg(long, default_value_t = 600)]
     budget: u64,
-    /// Seconds an adapter may take per case.
+    /// Seconds an adapter may take per case, and to say hello.
     #[arg(long, default_value_t = 20)]
     timeout: u64,
     /// Where to write the shrunk case.

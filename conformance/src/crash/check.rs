@@ -258,14 +258,19 @@ pub fn promises(plan: &Plan, acks: &[Ack], dir: &Path, power: bool) -> Promises 
     let mut results: Vec<Value> = vec![Value::Null; plan.steps.len()];
     let mut acked: Vec<Option<&Ack>> = vec![None; plan.steps.len()];
     let mut open: Option<&Ack> = None;
+    let mut out = Promises::default();
     for ack in acks {
         match ack.step {
-            None => open = Some(ack),
-            Some(n) if n < plan.steps.len() => {
+            None if open.is_none() => open = Some(ack),
+            Some(n) if n < plan.steps.len() && acked[n].is_none() => {
                 results[n] = ack.result.clone();
                 acked[n] = Some(ack);
             }
-            Some(_) => {}
+            // `acks::Ledger` refuses these as they come; acks from elsewhere are not trusted.
+            _ => out.findings.push(adapter_finding(format!(
+                "an ack out of place (step {})",
+                ack.step.map_or("null".into(), |n| n.to_string())
+            ))),
         }
     }
     // The last acknowledged flush that did not fail: everything before it is durable.
@@ -281,16 +286,20 @@ pub fn promises(plan: &Plan, acks: &[Ack], dir: &Path, power: bool) -> Promises 
     let durable = |n: Option<usize>, ack: &Ack| {
         (ack.durable && !power) || flushed_before.is_some_and(|f| n.is_none_or(|n| n < f))
     };
-    let mut out = Promises {
-        open_checked: open.is_some_and(|a| durable(None, a)),
-        ..Promises::default()
-    };
+    out.open_checked = open.is_some_and(|a| durable(None, a));
     let mut file = MAIN_FILE.to_owned();
     for (n, kind) in plan.kinds.iter().enumerate() {
         let Some(ack) = acked[n] else { continue };
         match kind {
             StepKind::Append { entry_type } => {
                 let Some(id) = ack.result.as_str() else {
+                    // A failed step appended nothing; any other result names no entry
+                    // to look for, and so cannot be acknowledged.
+                    if ack.result.get("error").is_none() {
+                        out.findings.push(adapter_finding(format!(
+                            "step {n} appends an entry, but its ack names no entry id"
+                        )));
+                    }
                     continue;
                 };
                 let step = super::substitute(&plan.steps[n], &results);
@@ -551,6 +560,11 @@ fn is_jsonl(name: &str) -> bool {
         .is_some_and(|e| e.eq_ignore_ascii_case("jsonl"))
 }
 
+/// A finding about the adapter itself, in no file.
+fn adapter_finding(reason: String) -> Finding {
+    finding("", None, FindingKind::Adapter { reason })
+}
+
 fn finding(file: &str, line: Option<usize>, kind: FindingKind) -> Finding {
     Finding {
         file: file.to_owned(),
@@ -771,6 +785,49 @@ mod tests {
         std::os::unix::fs::symlink(outside.path(), dir.path().join(MAIN_FILE)).expect("link");
         assert_eq!(read(&dir.path().join(MAIN_FILE)), None);
         assert!(session_files(dir.path()).is_empty());
+    }
+
+    #[test]
+    fn acks_out_of_place_or_without_an_entry_id_are_findings() {
+        use super::super::plan::{build, Rng, Size};
+        let plan = build(
+            &mut Rng::new(1, 0),
+            Size {
+                appends: 8,
+                v1_entries: 2,
+            },
+        );
+        assert_eq!(
+            plan.kinds[0],
+            StepKind::Append {
+                entry_type: "message"
+            }
+        );
+        let ack = |step, result| Ack {
+            step,
+            result,
+            durable: true,
+            entry: None,
+        };
+        let acks = [
+            ack(None, Value::Null),
+            ack(Some(0), Value::Null),
+            ack(Some(0), Value::String("aaaa0001".into())),
+            ack(Some(9999), Value::String("aaaa0002".into())),
+            ack(None, Value::Null),
+        ];
+        let dir = tempfile::tempdir().expect("tempdir");
+        let promises = promises(&plan, &acks, dir.path(), false);
+        let reasons: Vec<String> = promises.findings.iter().map(ToString::to_string).collect();
+        assert_eq!(
+            reasons,
+            [
+                "adapter: an ack out of place (step 0)",
+                "adapter: an ack out of place (step 9999)",
+                "adapter: an ack out of place (step null)",
+                "adapter: step 0 appends an entry, but its ack names no entry id",
+            ]
+        );
     }
 
     #[test]

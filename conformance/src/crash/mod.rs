@@ -23,6 +23,7 @@
 //! inside the run's root; the same `--seed` and trial number give the same plan and kill
 //! point (the delay in microseconds scales with the calibration's timing).
 
+pub mod acks;
 pub mod check;
 pub mod plan;
 pub mod power;
@@ -37,10 +38,12 @@ use std::time::{Duration, Instant};
 use serde_json::{json, Value};
 use session_reference::model::Profile;
 
+use acks::{AckError, Ledger};
 pub use check::{Counts, Finding, FindingKind};
-pub use plan::{Anchor, KillPoint, Plan, Size};
+pub use plan::{Anchor, KillPoint, Plan, Size, StepKind};
 use process::{Ack, Event, Process};
 
+use crate::answers;
 use crate::protocol::Hello;
 
 /// What a crash run does.
@@ -526,11 +529,14 @@ impl Run<'_> {
         });
         let outcome = drive(
             &mut process,
-            &case,
-            &request,
+            &Request {
+                case: &case,
+                value: &request,
+                kinds: &plan.kinds,
+                dir: &dir,
+            },
             kill,
             self.config.timeout,
-            &dir,
         );
         let stderr = process.stderr_tail();
         drop(process);
@@ -771,10 +777,17 @@ impl Run<'_> {
                     self.reopener = Some(process);
                     return Err(format!("the later open failed: {e}"));
                 }
-                Event::Ack(_) | Event::Fs(_) | Event::Junk(_) => {}
+                Event::Ack(_) | Event::BadAck(_) | Event::Fs(_) | Event::Junk(_) => {}
                 Event::Eof => {
                     return Err(format!(
-                        "it exited in the later open{}",
+                        "it closed its stdout in the later open{}",
+                        process.stderr_tail()
+                    ))
+                }
+                Event::Exited(status) => {
+                    return Err(format!(
+                        "it exited with {} in the later open{}",
+                        answers::describe_exit(status),
                         process.stderr_tail()
                     ))
                 }
@@ -805,7 +818,15 @@ fn adapter_findings(outcome: &Outcome, stderr: &str, timeout: Duration) -> Vec<F
     match &outcome.end {
         End::Killed | End::Answered(Ok(_)) => {}
         End::Answered(Err(e)) => findings.push(adapter(format!("the apply failed: {e}"))),
-        End::Exited => findings.push(adapter(format!("it exited before its answer{stderr}"))),
+        End::Refused(e) => findings.push(adapter(format!(
+            "{e} (PROTOCOL.md \"Ack mode\"); the trial was stopped there"
+        ))),
+        End::Exited(None) => findings.push(adapter(format!(
+            "it closed its stdout before its answer{stderr}"
+        ))),
+        End::Exited(Some(status)) => findings.push(adapter(format!(
+            "it exited with {status} before its answer{stderr}"
+        ))),
         End::TimedOut => findings.push(adapter(format!(
             "no answer within {} s{stderr}",
             timeout.as_secs()
@@ -847,142 +868,211 @@ enum End {
     Killed,
     /// It answered (before any kill).
     Answered(Result<Value, String>),
-    /// It exited on its own.
-    Exited,
+    /// It exited on its own (with this status, in words, when known).
+    Exited(Option<String>),
+    /// It sent an ack the protocol does not allow, and was killed at once.
+    Refused(AckError),
     /// It did not answer in time.
     TimedOut,
 }
 
 /// What the adapter said in a trial.
 struct Outcome {
+    /// The acks accepted ([`Ledger`]): at most the open's and one per planned step.
     acks: Vec<Ack>,
     /// The journal's calls (`PROTOCOL.md` "Journal"), each with the number of acks
     /// written before it.
     journal: Vec<(power::FsOp, usize)>,
-    /// The journal's size ([`power::FsOp::size`]).
+    junk: Vec<String>,
+    timeline: Timeline,
+    end: End,
+}
+
+/// A trial's `apply`: the request and what its acks are checked against.
+struct Request<'a> {
+    /// The request's case name (acks name it).
+    case: &'a str,
+    /// The request.
+    value: &'a Value,
+    /// What each planned step is.
+    kinds: &'a [StepKind],
+    /// The trial directory (journal paths are read inside it).
+    dir: &'a Path,
+}
+
+/// What is read of a trial's adapter while it runs.
+struct Reading<'a> {
+    request: &'a Request<'a>,
+    t0: Instant,
+    kill: Option<(KillPoint, Duration)>,
+    /// When to kill (set once the kill point's anchor has come).
+    kill_at: Option<Instant>,
+    acks: Ledger,
+    /// Lines read since the request (an ack error names its line).
+    lines: usize,
+    journal: Vec<(power::FsOp, usize)>,
     journal_bytes: usize,
     junk: Vec<String>,
     timeline: Timeline,
     end: End,
 }
 
+impl Reading<'_> {
+    /// Records one event; `true` when the `apply` has ended.
+    fn record(&mut self, event: Event) -> bool {
+        if !matches!(event, Event::Eof | Event::Exited(_) | Event::Timeout) {
+            self.lines += 1;
+        }
+        match event {
+            Event::Ack(ack) => self.ack(ack),
+            Event::BadAck(why) => {
+                self.end = End::Refused(AckError {
+                    line: self.lines,
+                    kind: acks::AckErrorKind::Malformed(why),
+                });
+                true
+            }
+            Event::Response(r) => {
+                self.timeline.end = self.t0.elapsed();
+                self.end = End::Answered(r);
+                true
+            }
+            Event::Fs(line) => {
+                self.fs(&line);
+                false
+            }
+            Event::Junk(j) => {
+                self.junk(j);
+                false
+            }
+            Event::Eof => {
+                self.end = End::Exited(None);
+                true
+            }
+            Event::Exited(status) => {
+                self.end = End::Exited(Some(answers::describe_exit(status)));
+                true
+            }
+            Event::Timeout => false,
+        }
+    }
+
+    /// An ack: accepted (and the kill timed from it when it is the kill point's
+    /// anchor), or the end of the `apply`.
+    fn ack(&mut self, ack: Ack) -> bool {
+        let anchor = ack.step.map_or(Anchor::Open, Anchor::Step);
+        if let Err(e) = self.acks.accept(ack, self.lines) {
+            self.end = End::Refused(e);
+            return true;
+        }
+        self.timeline.events.push((anchor, self.t0.elapsed()));
+        if let Some((k, delay)) = self.kill {
+            if k.after == anchor && self.kill_at.is_none() {
+                self.kill_at = Some(Instant::now() + delay);
+            }
+        }
+        false
+    }
+
+    /// A journal line, kept up to [`MAX_JOURNAL_BYTES`].
+    fn fs(&mut self, line: &Value) {
+        match power::FsOp::read(line, self.request.dir) {
+            Ok(_) if self.journal_bytes >= MAX_JOURNAL_BYTES => self.junk(format!(
+                "a journal of more than {} MiB",
+                MAX_JOURNAL_BYTES >> 20
+            )),
+            Ok(op) => {
+                self.journal_bytes += op.size();
+                self.journal.push((op, self.acks.acks().len()));
+            }
+            Err(why) => self.junk(format!("a journal line: {why}")),
+        }
+    }
+
+    /// A line that is neither an ack nor the response: the first five are kept.
+    fn junk(&mut self, line: String) {
+        if self.junk.len() < 5 {
+            self.junk.push(line);
+        }
+    }
+
+    fn into_outcome(self) -> Outcome {
+        Outcome {
+            acks: self.acks.into_acks(),
+            journal: self.journal,
+            junk: self.junk,
+            timeline: self.timeline,
+            end: self.end,
+        }
+    }
+}
+
 /// Sends `request`, reads acknowledgements, and kills at `kill`; then reads every line
-/// the adapter wrote before it died.
+/// the adapter wrote before it died. An ack the protocol does not allow ends the
+/// `apply` at once (the adapter is killed).
 fn drive(
     process: &mut Process,
-    case: &str,
-    request: &Value,
+    request: &Request<'_>,
     kill: Option<(KillPoint, Duration)>,
     timeout: Duration,
-    dir: &Path,
 ) -> Outcome {
-    process.send(serde_json::to_vec(request).unwrap_or_default());
+    process.send(serde_json::to_vec(request.value).unwrap_or_default());
     let t0 = Instant::now();
     let deadline = t0 + timeout;
-    let mut kill_at = match kill {
-        Some((
-            KillPoint {
-                after: Anchor::Request,
-                ..
-            },
-            delay,
-        )) => Some(t0 + delay),
-        _ => None,
-    };
-    let mut out = Outcome {
-        acks: Vec::new(),
+    let mut reading = Reading {
+        request,
+        t0,
+        kill,
+        kill_at: match kill {
+            Some((k, delay)) if k.after == Anchor::Request => Some(t0 + delay),
+            _ => None,
+        },
+        acks: Ledger::new(request.kinds),
+        lines: 0,
         journal: Vec::new(),
         journal_bytes: 0,
         junk: Vec::new(),
         timeline: Timeline::default(),
         end: End::TimedOut,
     };
-    let record = |out: &mut Outcome, event: Event, kill_at: &mut Option<Instant>| -> bool {
-        match event {
-            Event::Ack(ack) => {
-                let anchor = ack.step.map_or(Anchor::Open, Anchor::Step);
-                out.timeline.events.push((anchor, t0.elapsed()));
-                if let Some((k, delay)) = kill {
-                    if k.after == anchor && kill_at.is_none() {
-                        *kill_at = Some(Instant::now() + delay);
-                    }
-                }
-                out.acks.push(ack);
-                false
-            }
-            Event::Response(r) => {
-                out.timeline.end = t0.elapsed();
-                out.end = End::Answered(r);
-                true
-            }
-            Event::Fs(line) => {
-                match power::FsOp::read(&line, dir) {
-                    Ok(op) if out.journal_bytes >= MAX_JOURNAL_BYTES => {
-                        if out.junk.len() < 5 {
-                            out.junk.push(format!(
-                                "a journal of more than {} MiB",
-                                MAX_JOURNAL_BYTES >> 20
-                            ));
-                        }
-                        drop(op);
-                    }
-                    Ok(op) => {
-                        out.journal_bytes += op.size();
-                        out.journal.push((op, out.acks.len()));
-                    }
-                    Err(why) if out.junk.len() < 5 => {
-                        out.junk.push(format!("a journal line: {why}"));
-                    }
-                    Err(_) => {}
-                }
-                false
-            }
-            Event::Junk(j) => {
-                if out.junk.len() < 5 {
-                    out.junk.push(j);
-                }
-                false
-            }
-            Event::Eof => {
-                out.end = End::Exited;
-                true
-            }
-            Event::Timeout => false,
-        }
-    };
     loop {
         let now = Instant::now();
-        if kill_at.is_some_and(|at| now >= at) {
+        if reading.kill_at.is_some_and(|at| now >= at) {
             process.kill();
-            out.end = End::Killed;
+            reading.end = End::Killed;
             break;
         }
         if now >= deadline {
-            process.kill();
             break;
         }
-        let until = kill_at.map_or(deadline, |at| at.min(deadline));
-        let event = process.next(case, until);
-        if record(&mut out, event, &mut kill_at) {
+        let until = reading.kill_at.map_or(deadline, |at| at.min(deadline));
+        let event = process.next(request.case, until);
+        if reading.record(event) {
             break;
         }
     }
     process.kill();
     // Lines written before the kill are still in the pipe: they were acknowledged.
-    if matches!(out.end, End::Killed) {
-        let drain = Instant::now() + Duration::from_secs(5);
-        loop {
-            let event = process.next(case, drain);
-            if matches!(event, Event::Eof | Event::Timeout) {
-                break;
-            }
-            let mut none = None;
-            if record(&mut out, event, &mut none) {
-                break;
-            }
+    if matches!(reading.end, End::Killed) {
+        drain(process, &mut reading);
+    }
+    reading.into_outcome()
+}
+
+/// Reads what a killed adapter left in the pipe, for at most 5 s (the kill point is
+/// not moved by the acks read here).
+fn drain(process: &mut Process, reading: &mut Reading<'_>) {
+    reading.kill = None;
+    let until = Instant::now() + Duration::from_secs(5);
+    loop {
+        let event = process.next(reading.request.case, until);
+        if matches!(event, Event::Eof | Event::Exited(_) | Event::Timeout) {
+            break;
+        }
+        if reading.record(event) {
+            break;
         }
     }
-    out
 }
 
 /// Replaces `{"$result": N}` in a step by what step N returned (as the adapters do).

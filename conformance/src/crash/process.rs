@@ -7,7 +7,7 @@
 
 use std::io::Write;
 use std::path::Path;
-use std::process::{Child, ChildStdin, Command, Stdio};
+use std::process::{Child, ChildStdin, Command, ExitStatus, Stdio};
 use std::sync::{Arc, Mutex};
 use std::thread;
 use std::time::{Duration, Instant};
@@ -15,7 +15,8 @@ use std::time::{Duration, Instant};
 use serde_json::Value;
 
 use super::CrashError;
-use crate::answers::{Answers, Line};
+use crate::adapter::StderrTail;
+use crate::answers::{describe_exit, Answers, Line};
 use crate::protocol::{Hello, RunnerHello, PROTOCOL_VERSION};
 
 /// The longest line read from an adapter (as [`crate::adapter::MAX_RESPONSE_BYTES`]).
@@ -39,6 +40,9 @@ pub struct Ack {
 pub enum Event {
     /// An acknowledgement.
     Ack(Ack),
+    /// A line of the request that says it is an ack but is not one of the protocol's
+    /// shape: what is wrong with it.
+    BadAck(String),
     /// A journal line (`PROTOCOL.md` "Journal"): a file-system call, unread.
     Fs(Value),
     /// The request's response: `Ok(output)` or `Err("kind: message")`.
@@ -47,6 +51,9 @@ pub enum Event {
     Junk(String),
     /// The adapter closed its stdout (it exited, or was killed).
     Eof,
+    /// The adapter exited (with this status), and no line it wrote is left; a process
+    /// it started may still hold its stdout open.
+    Exited(ExitStatus),
     /// Nothing within the time limit.
     Timeout,
 }
@@ -56,7 +63,7 @@ pub struct Process {
     child: Child,
     stdin: Arc<Mutex<Option<ChildStdin>>>,
     answers: Answers,
-    stderr: Arc<Mutex<Vec<u8>>>,
+    stderr: StderrTail,
     killed: bool,
 }
 
@@ -92,7 +99,7 @@ impl Process {
             let _ = child.wait();
             return Err(start_error("no stdin or stdout pipe".into()));
         };
-        let stderr = crate::adapter::keep_stderr_tail(child.stderr.take(), 8 * 1024);
+        let stderr = StderrTail::keep(child.stderr.take(), 8 * 1024);
         let mut process = Process {
             child,
             stdin: Arc::new(Mutex::new(Some(stdin))),
@@ -106,20 +113,29 @@ impl Process {
             profile: profile.into(),
         };
         process.send(serde_json::to_vec(&greeting).unwrap_or_default());
-        let hello = match process.answers.next(timeout) {
+        let hello = match process.answers.next_watching(timeout, &mut process.child) {
             Line::Text(line) => serde_json::from_str::<Hello>(&line)
                 .map_err(|e| format!("bad hello ({e}): {}", clip(&line))),
             Line::Timeout => Err(format!("no hello within {} s", timeout.as_secs())),
-            Line::Eof => Err("it exited before its hello".into()),
+            Line::Exited(status) => Err(format!(
+                "exited with {} before its hello",
+                describe_exit(status)
+            )),
+            Line::Eof => Err("closed its stdout before its hello".into()),
             Line::TooLong => Err("its hello is too long".into()),
         };
         match hello {
             Ok(hello) => Ok((process, hello)),
             Err(why) => {
                 process.kill();
+                let tail = process.stderr_text();
                 Err(CrashError::Hello {
                     command: argv.join(" "),
-                    message: format!("{why}{}", process.stderr_tail()),
+                    message: if tail.is_empty() {
+                        why
+                    } else {
+                        format!("{why}: {tail}")
+                    },
                 })
             }
         }
@@ -145,10 +161,11 @@ impl Process {
     /// The next line, read as an [`Event`] of the request `case`, waiting until `deadline`.
     pub fn next(&mut self, case: &str, deadline: Instant) -> Event {
         let left = deadline.saturating_duration_since(Instant::now());
-        match self.answers.next(left) {
+        match self.answers.next_watching(left, &mut self.child) {
             Line::Text(line) => read_event(&line, case),
             Line::TooLong => Event::Junk("a line over 100 MiB".into()),
             Line::Eof => Event::Eof,
+            Line::Exited(status) => Event::Exited(status),
             Line::Timeout => Event::Timeout,
         }
     }
@@ -183,21 +200,20 @@ impl Process {
 
     /// `; stderr: …` with the last lines the adapter wrote to stderr, or nothing.
     pub fn stderr_tail(&self) -> String {
-        let text = self
-            .stderr
-            .lock()
-            .map(|s| String::from_utf8_lossy(&s).into_owned())
-            .unwrap_or_default();
-        let text = text.trim();
-        if text.is_empty() {
-            String::new()
-        } else {
-            let start = text.len().saturating_sub(1500);
-            let start = (start..text.len())
-                .find(|&i| text.is_char_boundary(i))
-                .unwrap_or(0);
-            format!("; stderr: {}", &text[start..])
+        match self.stderr_text() {
+            text if text.is_empty() => text,
+            text => format!("; stderr: {text}"),
         }
+    }
+
+    /// The last 1,500 bytes (or a little less) the adapter wrote to stderr, trimmed.
+    pub fn stderr_text(&self) -> String {
+        let text = self.stderr.text(Duration::from_millis(200));
+        let start = text.len().saturating_sub(1500);
+        let start = (start..text.len())
+            .find(|&i| text.is_char_boundary(i))
+            .unwrap_or(0);
+        text[start..].to_owned()
     }
 }
 
@@ -219,21 +235,7 @@ fn read_event(line: &str, case: &str) -> Event {
         return Event::Junk(clip(line));
     }
     match value["type"].as_str() {
-        Some("ack") => {
-            let step = match &value["step"] {
-                Value::Null => None,
-                n => match n.as_u64().and_then(|n| usize::try_from(n).ok()) {
-                    Some(n) => Some(n),
-                    None => return Event::Junk(clip(line)),
-                },
-            };
-            Event::Ack(Ack {
-                step,
-                result: value["result"].clone(),
-                durable: value["durable"] == Value::Bool(true),
-                entry: value.get("entry").filter(|e| e.is_object()).cloned(),
-            })
-        }
+        Some("ack") => read_ack(&value).map_or_else(Event::BadAck, Event::Ack),
         Some("fs") => Event::Fs(value),
         Some("response") => {
             if let Some(ok) = value.get("ok") {
@@ -250,6 +252,42 @@ fn read_event(line: &str, case: &str) -> Event {
         }
         _ => Event::Junk(clip(line)),
     }
+}
+
+/// An ack line's fields (`PROTOCOL.md` "Ack mode"), or what is wrong with them:
+/// `step` null or a step number, `result` present, `durable` a boolean, `entry` (when
+/// present) an object or null.
+fn read_ack(value: &Value) -> Result<Ack, String> {
+    let step = match value.get("step") {
+        Some(Value::Null) => None,
+        Some(n) => Some(
+            n.as_u64()
+                .and_then(|n| usize::try_from(n).ok())
+                .ok_or_else(|| {
+                    format!(
+                        "`step` is {}, not null or a step number",
+                        clip(&n.to_string())
+                    )
+                })?,
+        ),
+        None => return Err("no `step`".into()),
+    };
+    let result = value.get("result").ok_or("no `result`")?.clone();
+    let durable = value
+        .get("durable")
+        .and_then(Value::as_bool)
+        .ok_or("`durable` is missing or not true or false")?;
+    let entry = match value.get("entry") {
+        None | Some(Value::Null) => None,
+        Some(entry @ Value::Object(_)) => Some(entry.clone()),
+        Some(_) => return Err("`entry` is not an object".into()),
+    };
+    Ok(Ack {
+        step,
+        result,
+        durable,
+        entry,
+    })
 }
 
 /// At most 200 characters of `text`, for a message.
@@ -279,7 +317,10 @@ mod tests {
                 ..
             })
         ));
-        let open = read_event(r#"{"type":"ack","case":"c","step":null}"#, "c");
+        let open = read_event(
+            r#"{"type":"ack","case":"c","step":null,"result":null,"durable":false}"#,
+            "c",
+        );
         assert!(matches!(
             open,
             Event::Ack(Ack {
@@ -288,10 +329,31 @@ mod tests {
                 ..
             })
         ));
-        assert!(matches!(
-            read_event(r#"{"type":"ack","case":"c","step":-1}"#, "c"),
-            Event::Junk(_)
-        ));
+        assert_eq!(
+            read_event(
+                r#"{"type":"ack","case":"c","step":-1,"result":null,"durable":true}"#,
+                "c"
+            ),
+            Event::BadAck("`step` is -1, not null or a step number".into())
+        );
+        assert_eq!(
+            read_event(r#"{"type":"ack","case":"c","step":null}"#, "c"),
+            Event::BadAck("no `result`".into())
+        );
+        assert_eq!(
+            read_event(
+                r#"{"type":"ack","case":"c","step":2,"result":"x","durable":"yes"}"#,
+                "c"
+            ),
+            Event::BadAck("`durable` is missing or not true or false".into())
+        );
+        assert_eq!(
+            read_event(
+                r#"{"type":"ack","case":"c","step":2,"result":"x","durable":true,"entry":[1]}"#,
+                "c"
+            ),
+            Event::BadAck("`entry` is not an object".into())
+        );
         assert!(matches!(
             read_event(r#"{"type":"ack","case":"other","step":1}"#, "c"),
             Event::Junk(_)

@@ -7,8 +7,9 @@ Correct by default; `--bug NAME` plants one defect the command must find:
   drop-last         acknowledges each append as durable, but holds the latest entry back
   fuse              writes each line in two halves (a kill can tear it) and appends on reopen
                     without checking that the file ends with a newline (pi-mono 0.73.1)
-  junk              answers with lies: acks for steps that do not exist, a branched session
-                    outside the case directory, lines that are not JSON
+  junk              answers with lies: a branched session outside the case directory, lines
+                    that are not JSON, and after the last step an ack of a step that does
+                    not exist
   no-ack            ignores ack mode (answers without acknowledgements)
   no-fsync          (power loss) a flush writes nothing to the disk: no fsync
   unsynced-rename   (power loss) rewrites rename their temp file without an fsync first
@@ -246,8 +247,9 @@ def apply(req):
             send(line)
             if BUG == "junk":
                 sys.stdout.write("not json {\n")
-                send({"type": "ack", "case": case, "step": 10**9, "result": "zzzzzzzz", "durable": True})
-                send({"type": "ack", "case": case, "step": -3, "entry": [1]})
+                # An ack out of range stops the trial: only after the last step.
+                if n + 1 == len(args.get("steps") or []):
+                    send({"type": "ack", "case": case, "step": 10**9, "result": "zzzzzzzz", "durable": True})
     sm.flush()
     if ack:
         send_journal(case)
