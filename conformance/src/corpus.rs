@@ -111,10 +111,13 @@ pub struct Case {
     /// `Derived::default()`.
     pub derived: Derived,
     /// Why the case cannot run (a corpus error: a path that leaves the case directory,
-    /// a `$repeat` past the limit, an unknown profile, a bad `mtimes` entry, an input
-    /// that is not a regular file, a `case.json` that does not read). A refused case
-    /// applies to every profile and fails in each run with this reason; the run goes on.
-    pub refused: Option<String>,
+    /// a malformed template or a `$repeat` past the limit, an unknown profile, a bad
+    /// `mtimes` entry, an input that is not a regular file or has a name that would
+    /// change on its way, a link out of the case folder, a placeholder in an input or
+    /// the arguments, a golden past the size limit, a `case.json` that does not read).
+    /// A refused case applies to every profile and fails in each run with this reason;
+    /// the run goes on.
+    pub refused: Option<CaseError>,
 }
 
 /// What runs of a case share, worked out on first use and kept as long as the loaded
@@ -133,9 +136,232 @@ pub struct Derived {
 pub struct Golden {
     /// `expected.<profile>.json` if present, else `expected.json`.
     pub path: PathBuf,
-    /// Its text; `None` when it cannot be read.
-    pub text: Option<String>,
+    /// Its text, or why it cannot be read (read as a regular file of at most
+    /// [`crate::guard::MAX_FILE_BYTES`]).
+    pub text: Result<String, GoldenProblem>,
 }
+
+/// Why a golden cannot be read or used.
+#[derive(Debug, Clone, PartialEq, Eq)]
+#[non_exhaustive]
+pub enum GoldenProblem {
+    /// There is no golden file.
+    Missing,
+    /// Not a regular file (its kind): never opened.
+    Special(&'static str),
+    /// Larger than [`crate::guard::MAX_FILE_BYTES`] (its size): never read.
+    TooLarge(u64),
+    /// The file could not be read (the system's message).
+    Unreadable(String),
+    /// Its bytes are not UTF-8.
+    NotUtf8,
+    /// Its text is not JSON.
+    NotJson {
+        /// The line of the error (1-based).
+        line: usize,
+        /// The parser's message.
+        message: String,
+    },
+    /// Nested deeper than a golden can be ([`GOLDEN_NESTING`]).
+    TooDeep {
+        /// How deep it nests.
+        depth: usize,
+    },
+}
+
+impl GoldenProblem {
+    /// A parser's error as [`GoldenProblem::NotJson`].
+    pub fn not_json(error: &serde_json::Error) -> GoldenProblem {
+        GoldenProblem::NotJson {
+            line: error.line(),
+            message: message_of(error),
+        }
+    }
+
+    /// How a run's result names it: `missing golden` or `unreadable golden`.
+    pub fn signature(&self) -> &'static str {
+        match self {
+            GoldenProblem::Missing => "missing golden",
+            _ => "unreadable golden",
+        }
+    }
+}
+
+impl fmt::Display for GoldenProblem {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        match self {
+            GoldenProblem::Missing => f.write_str("missing golden"),
+            GoldenProblem::Special(kind) => write!(f, "is a {kind}, not a regular file"),
+            GoldenProblem::TooLarge(bytes) => write!(
+                f,
+                "{bytes} bytes, more than the limit of {}",
+                crate::guard::MAX_FILE_BYTES
+            ),
+            GoldenProblem::Unreadable(message) => f.write_str(message),
+            GoldenProblem::NotUtf8 => f.write_str("not UTF-8"),
+            GoldenProblem::NotJson { line, message } => {
+                write!(f, "line {line}: not JSON: {message}")
+            }
+            GoldenProblem::TooDeep { depth } => write!(
+                f,
+                "nested {depth} levels deep, deeper than the limit of {GOLDEN_NESTING}"
+            ),
+        }
+    }
+}
+
+/// How deeply a golden may nest: an output value is at most
+/// [`crate::guard::MAX_NESTING`] deep, and a golden wraps it in a few levels
+/// (`response`, `ok`; `files`, a name, `lines`).
+pub const GOLDEN_NESTING: usize = crate::guard::MAX_NESTING + 8;
+
+/// The text of a serde_json error without its ` at line L column C`.
+fn message_of(error: &serde_json::Error) -> String {
+    let text = error.to_string();
+    let location = format!(" at line {} column {}", error.line(), error.column());
+    text.strip_suffix(&location).unwrap_or(&text).to_owned()
+}
+
+/// Why a case cannot run ([`Case::refused`]): the file concerned (its `case.json`, an
+/// input file or a golden), the line when one can be named, and what is wrong.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct CaseError {
+    /// The file concerned.
+    pub path: PathBuf,
+    /// The line of that file (1-based), when one can be named.
+    pub line: Option<usize>,
+    /// What is wrong.
+    pub kind: CaseProblem,
+}
+
+/// What makes a case unable to run ([`CaseError`]).
+#[derive(Debug, Clone, PartialEq, Eq)]
+#[non_exhaustive]
+pub enum CaseProblem {
+    /// `case.json` could not be read, or is not a case (the reader's message).
+    NotACase(String),
+    /// `case.json` nests deeper than [`crate::guard::MAX_NESTING`].
+    TooDeep(crate::guard::GuardError),
+    /// A path the case names leaves the case directory.
+    PathOutside {
+        /// The field that names it: `file`, `mtimes`, `safety`, …
+        key: &'static str,
+        /// Why it is refused.
+        error: crate::guard::GuardError,
+    },
+    /// A fault whose path leaves the case directory, or whose fields do not fit its kind.
+    Fault(String),
+    /// A profile name that is not one.
+    UnknownProfile(String),
+    /// `mtimes` names a file that is not an input.
+    MtimeNotAnInput(String),
+    /// An `mtimes` value that is not an ISO time.
+    MtimeNotIso(String),
+    /// A `$repeat` or `$concat` template that is not of its form.
+    BadTemplate {
+        /// Where it is in `args` (a JSON Pointer).
+        pointer: String,
+        /// What is wrong with it.
+        problem: TemplateProblem,
+    },
+    /// The `$repeat` templates expand to more than [`MAX_EXPANSION_BYTES`] (how many).
+    TooMuchExpansion(u64),
+    /// An input file name that would change on its way to the adapter (why).
+    InputName(&'static str),
+    /// An input that is not a regular file (its kind).
+    InputNotRegular(&'static str),
+    /// An input larger than [`crate::guard::MAX_FILE_BYTES`] (its size).
+    InputTooLarge(u64),
+    /// An input that could not be read (the system's message).
+    InputUnreadable(String),
+    /// An input that is a link leading out of the case folder.
+    LinkLeaves,
+    /// A placeholder the normaliser writes (`<time>`, `<id:1>`, …), in an input file,
+    /// an input's name or the arguments.
+    Placeholder(String),
+    /// A golden that cannot be read whole.
+    Golden(GoldenProblem),
+}
+
+/// What is wrong with a `$repeat` or `$concat` template ([`CaseProblem::BadTemplate`]).
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+#[non_exhaustive]
+pub enum TemplateProblem {
+    /// An object with a template key and other keys.
+    ExtraKeys,
+    /// `$repeat` is not an array of two items: a string and a count.
+    RepeatShape,
+    /// The count of a `$repeat` is not a whole number from 0.
+    RepeatCount,
+    /// `$concat` is not an array.
+    ConcatShape,
+    /// A part of a `$concat` is neither a string nor a template.
+    ConcatPart,
+}
+
+impl fmt::Display for TemplateProblem {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.write_str(match self {
+            TemplateProblem::ExtraKeys => "a template has one key, `$repeat` or `$concat`",
+            TemplateProblem::RepeatShape => "`$repeat` takes [string, count]",
+            TemplateProblem::RepeatCount => "the count of a `$repeat` is a whole number from 0",
+            TemplateProblem::ConcatShape => "`$concat` takes an array of parts",
+            TemplateProblem::ConcatPart => "a part of a `$concat` is a string or a template",
+        })
+    }
+}
+
+impl fmt::Display for CaseProblem {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        match self {
+            CaseProblem::NotACase(message)
+            | CaseProblem::Fault(message)
+            | CaseProblem::UnknownProfile(message)
+            | CaseProblem::InputUnreadable(message) => f.write_str(message),
+            CaseProblem::TooDeep(error) => error.fmt(f),
+            CaseProblem::PathOutside { key, error } => write!(f, "{key}: {error}"),
+            CaseProblem::MtimeNotAnInput(name) => {
+                write!(f, "mtimes names {name:?}, which is not an input file")
+            }
+            CaseProblem::MtimeNotIso(time) => write!(f, "mtimes: {time:?} is not an ISO time"),
+            CaseProblem::BadTemplate { pointer, problem } => {
+                write!(f, "args{pointer}: malformed template: {problem}")
+            }
+            CaseProblem::TooMuchExpansion(bytes) => write!(
+                f,
+                "$repeat expands to {bytes} bytes, more than the limit of {MAX_EXPANSION_BYTES}"
+            ),
+            CaseProblem::InputName(why) => write!(f, "an input name {why}"),
+            CaseProblem::InputNotRegular(kind) => {
+                write!(f, "an input is a {kind}, not a regular file")
+            }
+            CaseProblem::InputTooLarge(bytes) => write!(
+                f,
+                "an input of {bytes} bytes, more than the limit of {}",
+                crate::guard::MAX_FILE_BYTES
+            ),
+            CaseProblem::LinkLeaves => {
+                f.write_str("an input is a link that leads out of the case folder")
+            }
+            CaseProblem::Placeholder(text) => write!(
+                f,
+                "holds {text:?}, a placeholder the normaliser writes; an output could not be told from it"
+            ),
+            CaseProblem::Golden(problem) => write!(f, "golden: {problem}"),
+        }
+    }
+}
+
+impl fmt::Display for CaseError {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        match self.line {
+            Some(line) => write!(f, "{}: line {line}: {}", self.path.display(), self.kind),
+            None => write!(f, "{}: {}", self.path.display(), self.kind),
+        }
+    }
+}
+
+impl std::error::Error for CaseError {}
 
 /// A problem found while loading or linting the corpus: the file, and what is wrong with it.
 #[derive(Debug, Clone, PartialEq, Eq)]
@@ -158,8 +384,8 @@ pub enum CorpusProblem {
     Walk(String),
     /// A thread loading cases panicked.
     LoaderPanicked,
-    /// The case cannot run (its `case.json` does not read, or it names a path outside it).
-    Refused(String),
+    /// The case cannot run ([`Case::refused`]).
+    Refused(Box<CaseError>),
     /// Two cases share an id.
     DuplicateId {
         /// The id.
@@ -200,6 +426,8 @@ pub enum CorpusProblem {
     OrphanedFile,
     /// `expected.json` beside a golden for every profile.
     OrphanedGolden,
+    /// A golden that does not read, or is not JSON.
+    Golden(GoldenProblem),
 }
 
 impl fmt::Display for CorpusProblem {
@@ -244,6 +472,7 @@ impl fmt::Display for CorpusProblem {
             CorpusProblem::OrphanedGolden => {
                 f.write_str("orphaned golden: every profile has its own")
             }
+            CorpusProblem::Golden(problem) => problem.fmt(f),
         }
     }
 }
@@ -288,7 +517,7 @@ impl Case {
         let slot = Profile::ALL.iter().position(|&p| p == profile).unwrap_or(0);
         self.derived.goldens[slot].get_or_init(|| {
             let path = self.golden_path(profile);
-            let text = fs::read_to_string(&path).ok();
+            let text = read_golden(&path);
             Golden { path, text }
         })
     }
@@ -398,55 +627,24 @@ fn case_dirs(root: &Path) -> Result<Vec<PathBuf>, CorpusError> {
 /// Loads one case directory. A case that cannot run is loaded refused
 /// ([`Case::refused`]), with a placeholder `case.json` when its own does not read.
 pub fn load_case(dir: &Path) -> Result<Case, CorpusError> {
-    let path = dir.join("case.json");
-    let group = dir
-        .parent()
-        .and_then(Path::file_name)
-        .map(|n| n.to_string_lossy().into_owned())
-        .unwrap_or_default();
-    let name = dir
-        .file_name()
-        .map(|n| n.to_string_lossy().into_owned())
-        .unwrap_or_default();
-    let read = fs::read_to_string(&path)
-        .map_err(|e| e.to_string())
-        .and_then(|text| serde_json::from_str::<CaseFile>(&text).map_err(|e| e.to_string()));
-    let file = match read {
-        Ok(file) => file,
-        Err(message) => {
-            return Ok(Case {
-                file: CaseFile {
-                    id: 0,
-                    name,
-                    description: String::new(),
-                    profiles: Vec::new(),
-                    seed: String::new(),
-                    // An operation every adapter supports, so that every run reports it.
-                    op: Operation::Load,
-                    args: Value::Null,
-                    tags: Vec::new(),
-                    safety: Vec::new(),
-                    mtimes: BTreeMap::new(),
-                    dir_inputs: Vec::new(),
-                    faults: Vec::new(),
-                },
-                dir: dir.to_path_buf(),
-                group,
-                inputs: BTreeMap::new(),
-                derived: Derived::default(),
-                refused: Some(format!("{}: {message}", path.display())),
-            });
+    let folder_name = |path: Option<&Path>| {
+        path.and_then(Path::file_name)
+            .map(|n| n.to_string_lossy().into_owned())
+            .unwrap_or_default()
+    };
+    let group = folder_name(dir.parent());
+    let name = folder_name(Some(dir));
+    let (mut file, text) = match read_case_file(&dir.join("case.json")) {
+        Ok(read) => read,
+        Err(error) => return Ok(refused_case(dir, group, name, error)),
+    };
+    let (inputs, refused) = match read_inputs(dir) {
+        Ok(inputs) => {
+            let refused = check_case(&file, &text, &inputs, dir).err();
+            (inputs, refused)
         }
+        Err(error) => (BTreeMap::new(), Some(error)),
     };
-    let input_dir = dir.join("input");
-    let (inputs, unreadable) = if input_dir.is_dir() {
-        read_inputs(&input_dir)
-    } else {
-        (BTreeMap::new(), None)
-    };
-    let refused =
-        unreadable.or_else(|| refusal(&file, &inputs).map(|m| format!("{}: {m}", path.display())));
-    let mut file = file;
     if refused.is_some() {
         // Never run nor expanded: a refused `$repeat` must not be measured either.
         file.args = Value::Null;
@@ -461,120 +659,144 @@ pub fn load_case(dir: &Path) -> Result<Case, CorpusError> {
     })
 }
 
+/// A case whose `case.json` does not read: refused, with a placeholder case file
+/// whose operation every adapter supports, so that every run reports it.
+fn refused_case(dir: &Path, group: String, name: String, error: CaseError) -> Case {
+    Case {
+        file: CaseFile {
+            id: 0,
+            name,
+            description: String::new(),
+            profiles: Vec::new(),
+            seed: String::new(),
+            op: Operation::Load,
+            args: Value::Null,
+            tags: Vec::new(),
+            safety: Vec::new(),
+            mtimes: BTreeMap::new(),
+            dir_inputs: Vec::new(),
+            faults: Vec::new(),
+        },
+        dir: dir.to_path_buf(),
+        group,
+        inputs: BTreeMap::new(),
+        derived: Derived::default(),
+        refused: Some(error),
+    }
+}
+
+/// Reads `case.json` (`path`): a regular file of at most [`crate::guard::MAX_FILE_BYTES`],
+/// UTF-8, nested at most [`crate::guard::MAX_NESTING`] deep (serde_json's own limit of
+/// 128 is lifted, so `args` may nest as deep as the rest of the harness reads), and a
+/// case. Returns the case and its text.
+fn read_case_file(path: &Path) -> Result<(CaseFile, String), CaseError> {
+    use crate::guard::{read_regular, Contents, MAX_FILE_BYTES};
+    let error = |line, kind| CaseError {
+        path: path.to_path_buf(),
+        line,
+        kind,
+    };
+    let not_a_case = |message: String| error(None, CaseProblem::NotACase(message));
+    let bytes = match read_regular(path, MAX_FILE_BYTES) {
+        Ok(Contents::Bytes(bytes)) => bytes,
+        Ok(Contents::Special(kind)) => {
+            return Err(not_a_case(format!("is a {kind}, not a regular file")))
+        }
+        Ok(Contents::TooLarge(bytes)) => {
+            return Err(not_a_case(format!(
+                "{bytes} bytes, more than the limit of {MAX_FILE_BYTES}"
+            )))
+        }
+        Err(e) => return Err(not_a_case(e.to_string())),
+    };
+    let text = String::from_utf8(bytes).map_err(|_| not_a_case("not UTF-8".to_owned()))?;
+    crate::guard::check_nesting(&text).map_err(|e| error(None, CaseProblem::TooDeep(e)))?;
+    let mut reader = serde_json::Deserializer::from_str(&text);
+    reader.disable_recursion_limit();
+    let file = CaseFile::deserialize(&mut reader)
+        .and_then(|file| reader.end().map(|()| file))
+        .map_err(|e| error(Some(e.line()), CaseProblem::NotACase(message_of(&e))))?;
+    Ok((file, text))
+}
+
 /// The argument keys whose values name a file or folder inside the case directory.
 pub const PATH_ARGS: [&str; 5] = ["file", "open", "fork_from", "agent_dir", "session_dir"];
 
-/// Why a case cannot run, if it cannot: every path it names must stay inside the case
-/// directory, its `$repeat`s within [`MAX_EXPANSION_BYTES`], its profiles known and
-/// its `mtimes` ISO times of input files.
-fn refusal(file: &CaseFile, inputs: &BTreeMap<String, Vec<u8>>) -> Option<String> {
-    check_expansion(&file.args).err().or_else(|| {
-        let mut named = PATH_ARGS
-            .iter()
-            .filter_map(|key| {
-                file.args
-                    .get(key)
-                    .and_then(Value::as_str)
-                    .map(|v| (*key, v))
-            })
-            .chain(file.mtimes.keys().map(|k| ("mtimes", k.as_str())))
-            .chain(file.dir_inputs.iter().map(|k| ("dir_inputs", k.as_str())))
-            .chain(file.safety.iter().filter_map(|check| match check {
-                SafetyCheck::BytesKept { file } | SafetyCheck::LinesKept { file } => {
-                    Some(("safety", file.as_str()))
-                }
-                SafetyCheck::SingleHeader => None,
-            }));
-        let outside = |(key, name): (&str, &str)| {
-            crate::guard::inside(Path::new(""), name)
-                .err()
-                .map(|e| format!("{key}: {e}"))
-        };
-        let unknown = |profile: &String| profile.parse::<Profile>().err();
-        let mtimes = |(name, time): (&String, &String)| {
-            if !inputs.contains_key(name) {
-                Some(format!("mtimes names {name:?}, which is not an input file"))
-            } else if session_reference::ids::parse_iso_ms(time).is_none() {
-                Some(format!("mtimes: {time:?} is not an ISO time"))
-            } else {
-                None
-            }
-        };
-        named
-            .find_map(outside)
-            .or_else(|| file.faults.iter().find_map(crate::faults::Fault::refusal))
-            .or_else(|| file.profiles.iter().find_map(unknown))
-            .or_else(|| file.mtimes.iter().find_map(mtimes))
-    })
-}
-
-/// The files under `input_dir`, by path relative to it (`/`-separated), and why the
-/// case cannot run when one cannot be read: an input must be a regular file (a link
-/// to one is read through) of at most [`crate::guard::MAX_FILE_BYTES`]. Links to folders
-/// are skipped, not followed.
-fn read_inputs(input_dir: &Path) -> (BTreeMap<String, Vec<u8>>, Option<String>) {
-    let mut inputs = BTreeMap::new();
-    for item in walkdir::WalkDir::new(input_dir).min_depth(1) {
-        let item = match item {
-            Ok(item) => item,
-            Err(e) => return (inputs, Some(e.to_string())),
-        };
-        if item.file_type().is_dir() {
-            continue;
-        }
-        let p = item.path();
-        let rel = p
-            .strip_prefix(input_dir)
-            .unwrap_or(p)
-            .to_string_lossy()
-            .replace('\\', "/");
-        let refuse = |why: String| Some(format!("{}: {why}", p.display()));
-        match crate::guard::read_regular(p, crate::guard::MAX_FILE_BYTES) {
-            Ok(crate::guard::Contents::Bytes(bytes)) => {
-                inputs.insert(rel, bytes);
-            }
-            // A link to a folder is not followed.
-            Ok(crate::guard::Contents::Special("directory")) => {}
-            Ok(crate::guard::Contents::Special(kind)) => {
-                return (
-                    inputs,
-                    refuse(format!("an input is a {kind}, not a regular file")),
-                );
-            }
-            Ok(crate::guard::Contents::TooLarge(bytes)) => {
-                return (
-                    inputs,
-                    refuse(format!(
-                        "an input of {bytes} bytes, more than the limit of {}",
-                        crate::guard::MAX_FILE_BYTES
-                    )),
-                );
-            }
-            Err(e) => return (inputs, refuse(e.to_string())),
-        }
+/// Why a case cannot run, if it cannot: its templates well formed and their `$repeat`s
+/// within [`MAX_EXPANSION_BYTES`], every path it names inside the case directory, its
+/// faults, profiles and `mtimes` right, no placeholder in its arguments or inputs, and
+/// its goldens regular files within the size limit. `text` is `case.json`'s text.
+fn check_case(
+    file: &CaseFile,
+    text: &str,
+    inputs: &BTreeMap<String, Vec<u8>>,
+    dir: &Path,
+) -> Result<(), CaseError> {
+    let at = |line, kind| CaseError {
+        path: dir.join("case.json"),
+        line,
+        kind,
+    };
+    let args_line = line_of(text, "\"args\"");
+    check_templates(&file.args).map_err(|(nth, kind)| {
+        let line = nth_template_line(text, nth).or(args_line);
+        at(line, kind)
+    })?;
+    let problem = named_paths(file)
+        .find_map(|(key, name)| {
+            let outside = crate::guard::inside(Path::new(""), name).err();
+            outside.map(|error| CaseProblem::PathOutside { key, error })
+        })
+        .or_else(|| {
+            file.faults
+                .iter()
+                .find_map(crate::faults::Fault::refusal)
+                .map(CaseProblem::Fault)
+        })
+        .or_else(|| {
+            file.profiles
+                .iter()
+                .find_map(|p| p.parse::<Profile>().err())
+                .map(CaseProblem::UnknownProfile)
+        })
+        .or_else(|| {
+            file.mtimes
+                .iter()
+                .find_map(|(name, time)| mtime_problem(name, time, inputs))
+        });
+    if let Some(kind) = problem {
+        return Err(at(None, kind));
     }
-    (inputs, None)
+    // Templates only repeat and join the strings of `args`: without a `<` in them,
+    // no placeholder can come out, and nothing is expanded.
+    let expanded = if holds_angle(&file.args) {
+        expanded_text(&file.args)
+    } else {
+        String::new()
+    };
+    if let Some(found) = crate::normalize::find_placeholder(expanded.as_bytes()) {
+        let placeholder = &expanded[found];
+        // Its first spelling after `"args"`; one a template builds has none.
+        let args_at = text.find("\"args\"").unwrap_or(0);
+        let line = text[args_at..]
+            .find(placeholder)
+            .map(|at| line_at(text.as_bytes(), args_at + at))
+            .or(args_line);
+        return Err(at(line, CaseProblem::Placeholder(placeholder.to_owned())));
+    }
+    check_input_placeholders(file, inputs, dir)?;
+    check_goldens(dir)
 }
 
-/// The most bytes a case's `$repeat` templates may expand to, all together (64 MiB):
-/// a case is data, and a count of 2^64 − 1 must be refused, not attempted.
-pub const MAX_EXPANSION_BYTES: u64 = 64 << 20;
-
-/// Refuses arguments whose `$repeat` templates would expand past [`MAX_EXPANSION_BYTES`].
-/// The walk keeps its own stack, so no nesting depth can overflow it.
-fn check_expansion(args: &Value) -> Result<(), String> {
-    let mut total: u64 = 0;
-    let mut stack = vec![args];
+/// Whether a string or key of `value` holds a `<`. The walk keeps its own stack.
+fn holds_angle(value: &Value) -> bool {
+    let mut stack = vec![value];
     while let Some(value) = stack.pop() {
         match value {
+            Value::String(s) if s.contains('<') => return true,
             Value::Object(map) => {
-                if let Some(Value::Array(repeat)) = map.get("$repeat") {
-                    if let (Some(Value::String(unit)), Some(count)) =
-                        (repeat.first(), repeat.get(1).and_then(Value::as_u64))
-                    {
-                        let bytes = u64::try_from(unit.len()).unwrap_or(u64::MAX);
-                        total = total.saturating_add(bytes.saturating_mul(count));
-                    }
+                if map.keys().any(|key| key.contains('<')) {
+                    return true;
                 }
                 stack.extend(map.values());
             }
@@ -582,12 +804,344 @@ fn check_expansion(args: &Value) -> Result<(), String> {
             _ => {}
         }
     }
-    if total > MAX_EXPANSION_BYTES {
-        return Err(format!(
-            "$repeat expands to {total} bytes, more than the limit of {MAX_EXPANSION_BYTES}"
-        ));
+    false
+}
+
+/// The paths a case names, with the field that names each.
+fn named_paths(file: &CaseFile) -> impl Iterator<Item = (&'static str, &str)> {
+    PATH_ARGS
+        .iter()
+        .filter_map(|&key| file.args.get(key).and_then(Value::as_str).map(|v| (key, v)))
+        .chain(file.mtimes.keys().map(|k| ("mtimes", k.as_str())))
+        .chain(file.dir_inputs.iter().map(|k| ("dir_inputs", k.as_str())))
+        .chain(file.safety.iter().filter_map(|check| match check {
+            SafetyCheck::BytesKept { file } | SafetyCheck::LinesKept { file } => {
+                Some(("safety", file.as_str()))
+            }
+            SafetyCheck::SingleHeader => None,
+        }))
+}
+
+/// What is wrong with an `mtimes` entry, if anything: it names an input file and an ISO time.
+fn mtime_problem(
+    name: &str,
+    time: &str,
+    inputs: &BTreeMap<String, Vec<u8>>,
+) -> Option<CaseProblem> {
+    if !inputs.contains_key(name) {
+        Some(CaseProblem::MtimeNotAnInput(name.to_owned()))
+    } else if session_reference::ids::parse_iso_ms(time).is_none() {
+        Some(CaseProblem::MtimeNotIso(time.to_owned()))
+    } else {
+        None
+    }
+}
+
+/// The 1-based line of the first `needle` in `text`.
+fn line_of(text: &str, needle: &str) -> Option<usize> {
+    text.find(needle).map(|at| line_at(text.as_bytes(), at))
+}
+
+/// The 1-based line of byte `at` of `bytes`.
+fn line_at(bytes: &[u8], at: usize) -> usize {
+    1 + memchr::memchr_iter(b'\n', &bytes[..at]).count()
+}
+
+/// The line of the `nth` template key (`"$repeat"` or `"$concat"`, from 1) after the
+/// `"args"` key of `text`: [`check_templates`] counts templates in document order.
+fn nth_template_line(text: &str, nth: usize) -> Option<usize> {
+    let args = text.find("\"args\"")?;
+    let after = &text[args..];
+    let mut keys = after
+        .match_indices("\"$repeat\"")
+        .chain(after.match_indices("\"$concat\""))
+        .map(|(at, _)| at)
+        .collect::<Vec<usize>>();
+    keys.sort_unstable();
+    let at = *keys.get(nth.checked_sub(1)?)?;
+    Some(line_at(text.as_bytes(), args + at))
+}
+
+/// Refuses placeholders the normaliser writes in input files and their names, except
+/// `<dir>` in a `dir_inputs` file (the runner replaces it before the request).
+fn check_input_placeholders(
+    file: &CaseFile,
+    inputs: &BTreeMap<String, Vec<u8>>,
+    dir: &Path,
+) -> Result<(), CaseError> {
+    let input_dir = dir.join("input");
+    for (name, bytes) in inputs {
+        let path = input_dir.join(name);
+        if let Some(found) = crate::normalize::find_placeholder(name.as_bytes()) {
+            let placeholder = name[found].to_owned();
+            return Err(CaseError {
+                path,
+                line: None,
+                kind: CaseProblem::Placeholder(placeholder),
+            });
+        }
+        let dir_allowed = file.dir_inputs.contains(name);
+        if let Some(found) = placeholder_in(bytes, dir_allowed) {
+            let placeholder = String::from_utf8_lossy(&bytes[found.clone()]).into_owned();
+            return Err(CaseError {
+                path,
+                line: Some(line_at(bytes, found.start)),
+                kind: CaseProblem::Placeholder(placeholder),
+            });
+        }
     }
     Ok(())
+}
+
+/// The first placeholder in `bytes`, `<dir>` left out when `dir_allowed`.
+fn placeholder_in(bytes: &[u8], dir_allowed: bool) -> Option<std::ops::Range<usize>> {
+    let mut from = 0;
+    while let Some(found) = crate::normalize::find_placeholder(&bytes[from..]) {
+        let found = from + found.start..from + found.end;
+        if !(dir_allowed && &bytes[found.clone()] == crate::normalize::DIR_PLACEHOLDER.as_bytes()) {
+            return Some(found);
+        }
+        from = found.end;
+    }
+    None
+}
+
+/// Refuses a golden that is not a regular file or is larger than
+/// [`crate::guard::MAX_FILE_BYTES`]: it is never read (a FIFO would hang a run, a huge
+/// file take its memory). A missing golden is `corpus check`'s to report.
+fn check_goldens(dir: &Path) -> Result<(), CaseError> {
+    let names = std::iter::once("expected.json".to_owned()).chain(
+        Profile::ALL
+            .iter()
+            .map(|p| format!("expected.{}.json", p.name())),
+    );
+    for path in names.map(|name| dir.join(name)) {
+        let Ok(meta) = fs::metadata(&path) else {
+            continue;
+        };
+        let problem = if !meta.is_file() {
+            GoldenProblem::Special(crate::guard::kind_name(meta.file_type()))
+        } else if meta.len() > crate::guard::MAX_FILE_BYTES {
+            GoldenProblem::TooLarge(meta.len())
+        } else {
+            continue;
+        };
+        return Err(CaseError {
+            path,
+            line: None,
+            kind: CaseProblem::Golden(problem),
+        });
+    }
+    Ok(())
+}
+
+/// Reads a golden: a regular file of at most [`crate::guard::MAX_FILE_BYTES`], UTF-8.
+fn read_golden(path: &Path) -> Result<String, GoldenProblem> {
+    use crate::guard::{read_regular, Contents, MAX_FILE_BYTES};
+    match read_regular(path, MAX_FILE_BYTES) {
+        Ok(Contents::Bytes(bytes)) => String::from_utf8(bytes).map_err(|_| GoldenProblem::NotUtf8),
+        Ok(Contents::Special(kind)) => Err(GoldenProblem::Special(kind)),
+        Ok(Contents::TooLarge(bytes)) => Err(GoldenProblem::TooLarge(bytes)),
+        Err(e) if e.kind() == std::io::ErrorKind::NotFound => Err(GoldenProblem::Missing),
+        Err(e) => Err(GoldenProblem::Unreadable(e.to_string())),
+    }
+}
+
+/// Whether a golden's text is JSON, without building its value: nested at most
+/// [`GOLDEN_NESTING`] deep, then read by a parser that keeps nothing.
+fn check_golden_text(text: &str) -> Result<(), GoldenProblem> {
+    let depth = crate::guard::nesting(text);
+    if depth > GOLDEN_NESTING {
+        return Err(GoldenProblem::TooDeep { depth });
+    }
+    let mut reader = serde_json::Deserializer::from_str(text);
+    reader.disable_recursion_limit();
+    serde::de::IgnoredAny::deserialize(&mut reader)
+        .and_then(|_| reader.end())
+        .map_err(|e| GoldenProblem::not_json(&e))
+}
+
+/// The files under the case's `input/` folder, by path relative to it (`/`-separated).
+/// An input must be a regular file of at most [`crate::guard::MAX_FILE_BYTES`], whose
+/// name reaches the adapter unchanged (UTF-8, no `\`); a link to one is read through when
+/// it stays inside the case folder. Links to folders are skipped, not followed.
+fn read_inputs(dir: &Path) -> Result<BTreeMap<String, Vec<u8>>, CaseError> {
+    let input_dir = dir.join("input");
+    let mut inputs = BTreeMap::new();
+    if !input_dir.is_dir() {
+        return Ok(inputs);
+    }
+    let error = |path: &Path, kind| CaseError {
+        path: path.to_path_buf(),
+        line: None,
+        kind,
+    };
+    let unreadable = |e: &dyn fmt::Display| CaseProblem::InputUnreadable(e.to_string());
+    let folder = dir.canonicalize().map_err(|e| error(dir, unreadable(&e)))?;
+    let root = inside_folder(&folder, &input_dir).map_err(|kind| error(&input_dir, kind))?;
+    for item in walkdir::WalkDir::new(&root).min_depth(1) {
+        let item = item.map_err(|e| error(e.path().unwrap_or(&input_dir), unreadable(&e)))?;
+        if item.file_type().is_dir() {
+            continue;
+        }
+        let relative = item.path().strip_prefix(&root).unwrap_or(item.path());
+        let shown = input_dir.join(relative);
+        let name =
+            input_name(relative).map_err(|why| error(&shown, CaseProblem::InputName(why)))?;
+        let target = if item.file_type().is_symlink() {
+            // A link to a folder is not followed, wherever it leads.
+            if item.path().is_dir() {
+                continue;
+            }
+            inside_folder(&folder, item.path()).map_err(|kind| error(&shown, kind))?
+        } else {
+            item.path().to_path_buf()
+        };
+        let bytes = read_input(&target).map_err(|kind| error(&shown, kind))?;
+        inputs.insert(name, bytes);
+    }
+    Ok(inputs)
+}
+
+/// Where `path` leads (links resolved), when that is inside `folder` (canonical).
+fn inside_folder(folder: &Path, path: &Path) -> Result<PathBuf, CaseProblem> {
+    let target = path
+        .canonicalize()
+        .map_err(|e| CaseProblem::InputUnreadable(e.to_string()))?;
+    if target.starts_with(folder) {
+        Ok(target)
+    } else {
+        Err(CaseProblem::LinkLeaves)
+    }
+}
+
+/// An input's name as the adapter's request and the snapshot spell it: its parts joined
+/// by `/`. Refused (why) when a part is not UTF-8 or holds a `\`: such a name would
+/// reach the case directory changed, and two of them could merge into one.
+fn input_name(relative: &Path) -> Result<String, &'static str> {
+    let mut parts = Vec::new();
+    for component in relative.components() {
+        let std::path::Component::Normal(part) = component else {
+            return Err("is not a plain relative path");
+        };
+        let part = part.to_str().ok_or("is not UTF-8")?;
+        if part.contains('\\') {
+            return Err("holds a `\\`, which the runner would read as a folder separator");
+        }
+        parts.push(part);
+    }
+    Ok(parts.join("/"))
+}
+
+/// An input file's bytes: a regular file within the size limit.
+fn read_input(path: &Path) -> Result<Vec<u8>, CaseProblem> {
+    use crate::guard::{read_regular, Contents, MAX_FILE_BYTES};
+    match read_regular(path, MAX_FILE_BYTES) {
+        Ok(Contents::Bytes(bytes)) => Ok(bytes),
+        Ok(Contents::Special(kind)) => Err(CaseProblem::InputNotRegular(kind)),
+        Ok(Contents::TooLarge(bytes)) => Err(CaseProblem::InputTooLarge(bytes)),
+        Err(e) => Err(CaseProblem::InputUnreadable(e.to_string())),
+    }
+}
+
+/// The most bytes a case's `$repeat` templates may expand to, all together (64 MiB):
+/// a case is data, and a count of 2^64 − 1 must be refused, not attempted.
+pub const MAX_EXPANSION_BYTES: u64 = 64 << 20;
+
+/// Refuses malformed templates (an object holding `$repeat` or `$concat` must be one
+/// of the forms `corpus/README.md` gives: it would otherwise reach the adapter as a
+/// literal object) and `$repeat`s that would expand past [`MAX_EXPANSION_BYTES`].
+/// A malformed template is returned with its number in document order (from 1). The
+/// walk keeps its own stack, so no nesting depth can overflow it.
+fn check_templates(args: &Value) -> Result<(), (usize, CaseProblem)> {
+    let mut total: u64 = 0;
+    let mut templates = 0;
+    let mut stack = vec![(String::new(), args)];
+    while let Some((pointer, value)) = stack.pop() {
+        match value {
+            Value::Object(map) if map.contains_key("$repeat") || map.contains_key("$concat") => {
+                templates += 1;
+                let bad = |problem| {
+                    (
+                        templates,
+                        CaseProblem::BadTemplate {
+                            pointer: pointer.clone(),
+                            problem,
+                        },
+                    )
+                };
+                let parts = template_parts(map).map_err(bad)?;
+                match parts {
+                    TemplateParts::Repeat(bytes) => total = total.saturating_add(bytes),
+                    TemplateParts::Concat(parts) => {
+                        let nested = parts
+                            .iter()
+                            .enumerate()
+                            .filter(|(_, part)| part.is_object());
+                        let nested: Vec<_> = nested
+                            .map(|(i, part)| (format!("{pointer}/$concat/{i}"), part))
+                            .collect();
+                        stack.extend(nested.into_iter().rev());
+                    }
+                }
+            }
+            Value::Object(map) => stack.extend(map.iter().rev().map(|(key, value)| {
+                (
+                    format!("{pointer}/{}", key.replace('~', "~0").replace('/', "~1")),
+                    value,
+                )
+            })),
+            Value::Array(items) => stack.extend(
+                items
+                    .iter()
+                    .enumerate()
+                    .rev()
+                    .map(|(i, value)| (format!("{pointer}/{i}"), value)),
+            ),
+            _ => {}
+        }
+    }
+    if total > MAX_EXPANSION_BYTES {
+        return Err((0, CaseProblem::TooMuchExpansion(total)));
+    }
+    Ok(())
+}
+
+/// A well-formed template's content: a `$repeat`'s expanded size, or a `$concat`'s parts.
+enum TemplateParts<'a> {
+    Repeat(u64),
+    Concat(&'a [Value]),
+}
+
+/// Checks the form of a template object (`map` holds `$repeat` or `$concat`).
+fn template_parts(
+    map: &serde_json::Map<String, Value>,
+) -> Result<TemplateParts<'_>, TemplateProblem> {
+    if map.len() != 1 {
+        return Err(TemplateProblem::ExtraKeys);
+    }
+    if let Some(repeat) = map.get("$repeat") {
+        let [unit, count] = repeat.as_array().map(Vec::as_slice).unwrap_or_default() else {
+            return Err(TemplateProblem::RepeatShape);
+        };
+        let unit = unit.as_str().ok_or(TemplateProblem::RepeatShape)?;
+        let count = count.as_u64().ok_or(TemplateProblem::RepeatCount)?;
+        let bytes = u64::try_from(unit.len()).unwrap_or(u64::MAX);
+        return Ok(TemplateParts::Repeat(bytes.saturating_mul(count)));
+    }
+    let parts = map
+        .get("$concat")
+        .and_then(Value::as_array)
+        .ok_or(TemplateProblem::ConcatShape)?;
+    let is_part = |part: &Value| match part {
+        Value::String(_) => true,
+        Value::Object(map) => map.contains_key("$repeat") || map.contains_key("$concat"),
+        _ => false,
+    };
+    if !parts.iter().all(is_part) {
+        return Err(TemplateProblem::ConcatPart);
+    }
+    Ok(TemplateParts::Concat(parts))
 }
 
 /// Expands `{"$repeat": [s, n]}` and `{"$concat": [..]}` into strings.
@@ -739,7 +1293,7 @@ pub fn check(root: &Path) -> Vec<CorpusError> {
         if let Some(reason) = &case.refused {
             problems.push(CorpusError {
                 path: case.dir.clone(),
-                kind: CorpusProblem::Refused(reason.clone()),
+                kind: CorpusProblem::Refused(Box::new(reason.clone())),
             });
             continue;
         }
@@ -796,15 +1350,19 @@ pub fn check(root: &Path) -> Vec<CorpusError> {
                 problems.push(at(CorpusProblem::MtimeNotIso(time.clone())));
             }
         }
+        let mut goldens: Vec<&Golden> = Vec::new();
         for profile in &case.file.profiles {
             match profile.parse::<Profile>() {
                 Ok(p) if !case.golden_path(p).is_file() => {
                     problems.push(at(CorpusProblem::MissingGolden(p)));
                 }
-                Ok(_) => {}
+                Ok(p) => goldens.push(case.golden(p)),
                 Err(e) => problems.push(at(CorpusProblem::UnknownProfile(e))),
             }
         }
+        let mut seen = HashSet::new();
+        goldens.retain(|golden| seen.insert(golden.path.clone()));
+        problems.extend(goldens.into_iter().filter_map(golden_problem));
         for item in fs::read_dir(&case.dir).into_iter().flatten().flatten() {
             let name = item.file_name().to_string_lossy().into_owned();
             let orphan = match name
@@ -839,6 +1397,18 @@ pub fn check(root: &Path) -> Vec<CorpusError> {
     problems
 }
 
+/// What is wrong with a golden that exists, if anything: it reads, and it is JSON.
+fn golden_problem(golden: &Golden) -> Option<CorpusError> {
+    let problem = match &golden.text {
+        Ok(text) => check_golden_text(text).err()?,
+        Err(problem) => problem.clone(),
+    };
+    Some(CorpusError {
+        path: golden.path.clone(),
+        kind: CorpusProblem::Golden(problem),
+    })
+}
+
 fn is_kebab(name: &str) -> bool {
     !name.is_empty()
         && name.split('-').all(|part| {
@@ -859,15 +1429,100 @@ mod tests {
     #[test]
     fn repeats_past_the_limit_are_refused() {
         let fits = json!({"m": {"$repeat": ["ab", 1000]}});
-        assert_eq!(check_expansion(&fits), Ok(()));
+        assert_eq!(check_templates(&fits), Ok(()));
         for huge in [
             json!({"$repeat": ["x", u64::MAX]}),
             json!({"$repeat": ["xx", 1_u64 << 62]}),
             json!([{"$repeat": ["x", 40 << 20]}, {"$concat": [{"$repeat": ["y", 40 << 20]}]}]),
         ] {
-            let error = check_expansion(&huge).unwrap_err();
-            assert!(error.contains("more than the limit"), "{error}");
+            let (_, error) = check_templates(&huge).unwrap_err();
+            assert!(error.to_string().contains("more than the limit"), "{error}");
         }
+    }
+
+    /// Issue #41, 16: a template not of its form is refused, with where it is and its
+    /// number in document order (which finds its line in `case.json`).
+    #[test]
+    fn malformed_templates_are_refused() {
+        use TemplateProblem as P;
+        let table = [
+            (
+                json!({"m": {"$repeat": ["x", -5]}}),
+                1,
+                "/m",
+                P::RepeatCount,
+            ),
+            (
+                json!({"m": {"$repeat": ["x", 1.5]}}),
+                1,
+                "/m",
+                P::RepeatCount,
+            ),
+            (
+                json!({"m": {"$repeat": ["x", {"$repeat": ["1", 2]}]}}),
+                1,
+                "/m",
+                P::RepeatCount,
+            ),
+            (
+                json!({"m": {"$repeat": ["x", 2], "other": 1}}),
+                1,
+                "/m",
+                P::ExtraKeys,
+            ),
+            (json!({"m": {"$repeat": ["x"]}}), 1, "/m", P::RepeatShape),
+            (
+                json!({"m": {"$repeat": ["x", 2, 3]}}),
+                1,
+                "/m",
+                P::RepeatShape,
+            ),
+            (
+                json!({"m": {"$repeat": [{"$concat": ["x"]}, 2]}}),
+                1,
+                "/m",
+                P::RepeatShape,
+            ),
+            (json!({"m": {"$repeat": "x"}}), 1, "/m", P::RepeatShape),
+            (json!({"m": {"$concat": "x"}}), 1, "/m", P::ConcatShape),
+            (json!({"m": {"$concat": ["a", 7]}}), 1, "/m", P::ConcatPart),
+            (
+                json!({"m": {"$concat": ["a", {"k": 1}]}}),
+                1,
+                "/m",
+                P::ConcatPart,
+            ),
+            (
+                json!({"$concat": ["a", {"$concat": [null]}]}),
+                2,
+                "/$concat/1",
+                P::ConcatPart,
+            ),
+            (
+                json!({"a": {"$repeat": ["x", 1]}, "b": [{"$repeat": ["x", -1]}]}),
+                2,
+                "/b/0",
+                P::RepeatCount,
+            ),
+            (
+                json!({"$repeat": ["x", 1], "$concat": ["y"]}),
+                1,
+                "",
+                P::ExtraKeys,
+            ),
+        ];
+        for (args, nth, pointer, problem) in table {
+            let expected = CaseProblem::BadTemplate {
+                pointer: pointer.to_owned(),
+                problem,
+            };
+            assert_eq!(check_templates(&args), Err((nth, expected)), "{args}");
+        }
+        let well_formed = json!({"$concat": ["a", {"$repeat": ["b", 0]}, {"$concat": []}]});
+        assert_eq!(check_templates(&well_formed), Ok(()));
+        let text = "{\n  \"args\": {\n    \"a\": {\"$repeat\": [\"x\", 1]},\n    \"b\": {\"$concat\": [1]}\n  }\n}";
+        assert_eq!(nth_template_line(text, 2), Some(4));
+        assert_eq!(nth_template_line(text, 3), None);
     }
 
     #[test]

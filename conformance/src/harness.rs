@@ -22,7 +22,7 @@ use session_reference::model::Profile;
 
 use crate::adapter::{Adapter, Failure, ProcessAdapter, ReferenceAdapter};
 use crate::affinity;
-use crate::corpus::{self, Case, CorpusError};
+use crate::corpus::{self, Case, CaseError, CorpusError};
 use crate::normalize::canonical;
 use crate::protocol::Hello;
 use crate::report::ProfileRun;
@@ -73,6 +73,14 @@ pub enum HarnessError {
         /// What the reference said.
         message: String,
     },
+    /// `bless`: some selected cases cannot run ([`corpus::Case::refused`]); the
+    /// others were blessed.
+    CaseErrors {
+        /// The golden files written for the others.
+        written: usize,
+        /// Each refused case's error.
+        errors: Vec<CaseError>,
+    },
     /// `bless`: a golden could not be written or removed.
     Io {
         /// The golden.
@@ -103,6 +111,16 @@ impl std::fmt::Display for HarnessError {
                 status,
                 message,
             } => write!(f, "{case}: {}: {message}", status.name()),
+            HarnessError::CaseErrors { written, errors } => {
+                write!(
+                    f,
+                    "{} case error(s), {written} golden file(s) written",
+                    errors.len()
+                )?;
+                errors
+                    .iter()
+                    .try_for_each(|error| write!(f, "\ncase error: {error}"))
+            }
             HarnessError::Io { path, error } => write!(f, "{}: {error}", path.display()),
         }
     }
@@ -414,7 +432,9 @@ fn expanded_len(args: &Value) -> usize {
 }
 
 /// Regenerates goldens from the reference for the selected cases; prints each file
-/// written and its diff. Returns the number of files written.
+/// written and its diff. Returns the number of files written; when a selected case
+/// cannot run ([`Case::refused`]), the others are blessed and the case errors returned
+/// ([`HarnessError::CaseErrors`]).
 pub fn bless(
     corpus: &Path,
     filter: Option<&str>,
@@ -423,11 +443,16 @@ pub fn bless(
     let matcher = filter.map(case_glob).transpose()?;
     let cases = corpus::load(corpus)?;
     let mut written = 0;
+    let mut errors = Vec::new();
     for case in cases.iter().filter(|c| {
         matcher
             .as_ref()
             .is_none_or(|m| m.is_match(c.full_name()) || m.is_match(c.id()))
     }) {
+        if let Some(error) = &case.refused {
+            errors.push(error.clone());
+            continue;
+        }
         let mut outputs = Vec::new();
         for name in &case.file.profiles {
             let profile: Profile =
@@ -494,7 +519,11 @@ pub fn bless(
             }
         }
     }
-    Ok(written)
+    if errors.is_empty() {
+        Ok(written)
+    } else {
+        Err(HarnessError::CaseErrors { written, errors })
+    }
 }
 
 /// Whether every result passed or was an expected divergence or skip.

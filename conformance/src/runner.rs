@@ -9,7 +9,7 @@ use session_reference::model::Profile;
 
 use crate::adapter::{Adapter, Failure};
 use crate::compare::{self, dispose, Numbers};
-use crate::corpus::{Case, SafetyCheck};
+use crate::corpus::{Case, Golden, GoldenProblem, SafetyCheck};
 use crate::divergences::Excuse;
 use crate::normalize::{canonical, object, take_snapshot, Normalizer};
 use crate::protocol::{Capability, Hello, Operation, Request};
@@ -473,7 +473,7 @@ fn compare_case(
         ..
     } = produced;
     let golden = case.golden(profile);
-    let (golden_path, golden_text) = (&golden.path, golden.text.as_deref());
+    let (golden_path, golden_text) = (&golden.path, golden.text.as_deref().ok());
     // Goldens are canonical text. Equal canonical texts are equal values (the text parses
     // back to the value it was rendered from), and then neither stripping the golden's
     // extras nor ignoring extra context keys changes anything: such a case is a pass
@@ -482,16 +482,16 @@ fn compare_case(
     if golden_text == Some(actual_text.as_str()) {
         dispose(actual);
     } else {
-        let Some(expected) = golden_text.and_then(|t| session_reference::raw::parse_value(t).ok())
-        else {
-            result.status = Status::Fail;
-            result
-                .notes
-                .push(format!("missing golden {}", golden_path.display()));
-            result.actual = Some(actual_text);
-            result.signature = Some("missing golden".to_owned());
-            dispose(actual);
-            return result;
+        let expected = match parse_golden(golden) {
+            Ok(expected) => expected,
+            Err(problem) => {
+                result.status = Status::Fail;
+                result.notes.push(golden_note(golden_path, &problem));
+                result.actual = Some(actual_text);
+                result.signature = Some(problem.signature().to_owned());
+                dispose(actual);
+                return result;
+            }
         };
         compare_values(&mut result, expected, actual, case, hello, golden_path);
     }
@@ -503,6 +503,21 @@ fn compare_case(
         }
     }
     apply_divergence(result, case, divergences, &left_out)
+}
+
+/// A golden's value, or why there is none: missing, unreadable, or not JSON.
+fn parse_golden(golden: &Golden) -> Result<Value, GoldenProblem> {
+    let text = golden.text.as_deref().map_err(Clone::clone)?;
+    session_reference::raw::parse_value(text).map_err(|e| GoldenProblem::not_json(&e))
+}
+
+/// A result's note on a golden it could not compare with: `missing golden PATH`, or
+/// `unreadable golden PATH: WHY`.
+fn golden_note(path: &Path, problem: &GoldenProblem) -> String {
+    match problem {
+        GoldenProblem::Missing => format!("missing golden {}", path.display()),
+        other => format!("unreadable golden {}: {other}", path.display()),
+    }
 }
 
 /// Compares the output with a parsed golden (`PROTOCOL.md` "Comparison"): written

@@ -103,11 +103,20 @@ impl<'a> Walk<'a> {
             Ok(Contents::Special(kind)) => json!({ "special": kind }),
             Ok(Contents::TooLarge(bytes)) => json!({
                 "bytes": bytes,
-                "unread": format!("larger than the snapshot's limit of {MAX_FILE_BYTES} bytes"),
+                "unread": too_large_note(),
             }),
         };
         self.files.insert(rel, described);
     }
+}
+
+/// The note on a file larger than [`crate::guard::MAX_FILE_BYTES`]. The limit is written in
+/// MiB: its digits in bytes (67108864) would read as a created id to the normaliser.
+fn too_large_note() -> String {
+    format!(
+        "larger than the snapshot's limit of {} MiB",
+        crate::guard::MAX_FILE_BYTES >> 20
+    )
 }
 
 /// SQLite files (`*.db` and its `-wal`, `-shm`, `-journal` companions): not snapshotted.

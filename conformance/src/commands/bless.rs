@@ -4,9 +4,12 @@ use std::io;
 use std::path::PathBuf;
 use std::process::ExitCode;
 
-use session_conformance::harness;
+use session_conformance::harness::{self, HarnessError};
 
 /// Regenerate goldens from the reference and print the diff of each file changed (refused when CI is set).
+///
+/// Exit status: 0 every selected case blessed, 1 a case cannot run (its case error is
+/// printed; the others are blessed), 2 usage or IO error.
 #[derive(clap::Args)]
 pub struct Args {
     /// Corpus directory.
@@ -25,8 +28,22 @@ pub fn run(args: &Args) -> Result<ExitCode, String> {
         );
     }
     let mut stdout = io::stdout();
-    let written = harness::bless(&args.corpus, args.filter.as_deref(), &mut stdout)
-        .map_err(|e| e.to_string())?;
-    eprintln!("session-conformance: {written} golden file(s) written");
-    Ok(ExitCode::SUCCESS)
+    match harness::bless(&args.corpus, args.filter.as_deref(), &mut stdout) {
+        Ok(written) => {
+            eprintln!("session-conformance: {written} golden file(s) written");
+            Ok(ExitCode::SUCCESS)
+        }
+        // A case that cannot run is a failed case, as in `run` and `corpus check`.
+        Err(HarnessError::CaseErrors { written, errors }) => {
+            for error in &errors {
+                eprintln!("session-conformance: case error: {error}");
+            }
+            eprintln!(
+                "session-conformance: {written} golden file(s) written, {} case(s) refused",
+                errors.len()
+            );
+            Ok(ExitCode::from(1))
+        }
+        Err(e) => Err(e.to_string()),
+    }
 }

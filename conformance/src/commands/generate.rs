@@ -16,8 +16,8 @@ pub struct Args {
     /// The seed.
     #[arg(long, default_value_t = 1)]
     seed: u64,
-    /// How many cases.
-    #[arg(long, default_value_t = 100)]
+    /// How many cases (at most 100,000).
+    #[arg(long, default_value_t = 100, value_parser = parse_count)]
     count: usize,
     /// The output corpus directory (cases go to DIR/generated/).
     #[arg(long)]
@@ -36,4 +36,21 @@ pub fn run(args: &Args) -> Result<ExitCode, String> {
         args.out.join("generated").display()
     );
     Ok(ExitCode::SUCCESS)
+}
+
+/// The most cases one `generate` writes: a case is a folder of files, and a count of
+/// 2^64 − 1 must be refused, not attempted.
+const MAX_COUNT: usize = 100_000;
+
+/// Parses `--count`: a whole number up to [`MAX_COUNT`].
+fn parse_count(text: &str) -> Result<usize, String> {
+    let count: usize = text
+        .parse()
+        .map_err(|e| format!("{text:?} is not a count of cases: {e}"))?;
+    if count > MAX_COUNT {
+        return Err(format!(
+            "{count} is more than the limit of {MAX_COUNT} cases"
+        ));
+    }
+    Ok(count)
 }
