@@ -46,10 +46,47 @@ pub fn sorted(value: &Value) -> Value {
     copy
 }
 
+/// `value` with its numbers as JavaScript writes them (`JSON.stringify`), where serde's
+/// spelling differs: a whole number held as a float (`-0`, `1.0`, `1E-400` read as
+/// zero) is written without a fraction or sign of zero. Whole floats up to 2^53 only:
+/// past it JavaScript pads its shortest digits with zeros. For the CLI's views of a
+/// session, so that they show what the real implementations would.
+pub fn js_numbers(value: &mut Value) {
+    const SAFE: f64 = 9_007_199_254_740_992.0; // 2^53
+    let mut stack = vec![value];
+    while let Some(value) = stack.pop() {
+        match value {
+            Value::Number(n) if n.is_f64() => {
+                let f = n.as_f64().unwrap_or(f64::NAN);
+                if f.fract() == 0.0 && f.abs() <= SAFE {
+                    // Exact: a whole float of at most 2^53 is an i64.
+                    #[allow(clippy::cast_possible_truncation)]
+                    let whole = f as i64;
+                    *value = Value::from(whole);
+                }
+            }
+            Value::Object(map) => stack.extend(map.values_mut()),
+            Value::Array(items) => stack.extend(items.iter_mut()),
+            _ => {}
+        }
+    }
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
     use serde_json::json;
+
+    #[test]
+    fn whole_floats_are_written_as_javascript_writes_them() {
+        let text = "[-0, -0.0, 1.0, 1E-400, 2.5, -3e2, 1e300, 9007199254740993.0, 7]";
+        let mut value: Value = serde_json::from_str(text).unwrap();
+        js_numbers(&mut value);
+        assert_eq!(
+            json_writer::compact(&value),
+            "[0,0,1,0,2.5,-300,1e300,9007199254740992,7]"
+        );
+    }
 
     #[test]
     fn value_equality_ignores_key_order_as_canonical_text_does() {

@@ -12,6 +12,7 @@ use session_reference::compaction::{branch_of, entry_id, entry_type, message_rol
 use session_reference::model::Profile;
 
 use crate::execute::compaction::plan;
+use crate::guard::printable;
 use crate::inspect::{self, InspectError};
 
 /// What the command plans with.
@@ -59,7 +60,7 @@ pub fn compaction_text(
     let _ = writeln!(
         text,
         "{} ({}), {} entries on the path",
-        file.display(),
+        printable(&file.display().to_string()),
         profile.name(),
         path.len()
     );
@@ -120,7 +121,7 @@ pub fn compaction_text(
         let _ = writeln!(
             text,
             "request: {} prompt, {} characters of conversation, maxTokens {}",
-            request["prompt"].as_str().unwrap_or("?"),
+            printable(request["prompt"].as_str().unwrap_or("?")),
             conversation.chars().count(),
             request["maxTokens"]
         );
@@ -156,19 +157,23 @@ fn describe(entry: Option<&Value>, index: usize) -> String {
     };
     let role = message_role(entry);
     let kind = if role.is_empty() {
-        entry_type(entry).to_owned()
+        printable(entry_type(entry)).into_owned()
     } else {
-        format!("message, {role}")
+        format!("message, {}", printable(role))
     };
-    format!("#{index} {} ({kind})", entry_id(entry).unwrap_or("?"))
+    format!(
+        "#{index} {} ({kind})",
+        printable(entry_id(entry).unwrap_or("?"))
+    )
 }
 
 fn write_files(text: &mut String, label: &str, files: &Value) {
-    let names: Vec<&str> = files
+    let names: Vec<std::borrow::Cow<'_, str>> = files
         .as_array()
         .into_iter()
         .flatten()
         .filter_map(Value::as_str)
+        .map(printable)
         .collect();
     if !names.is_empty() {
         let _ = writeln!(text, "{label}: {}", names.join(", "));

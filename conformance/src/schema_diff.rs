@@ -79,6 +79,8 @@ pub enum SchemaSetError {
         /// The parser's error.
         error: serde_json::Error,
     },
+    /// A `git:REV` whose REV starts with `-`: git would read it as an option.
+    OptionAsRevision(String),
     /// `git` cannot be started.
     GitStart(std::io::Error),
     /// `git` failed.
@@ -105,6 +107,10 @@ impl fmt::Display for SchemaSetError {
             ),
             SchemaSetError::Io { path, error } => write!(f, "{}: {error}", path.display()),
             SchemaSetError::NotJson { file, error } => write!(f, "{file}: {error}"),
+            SchemaSetError::OptionAsRevision(rev) => write!(
+                f,
+                "git:{rev}: a revision cannot start with '-' (git would read it as an option)"
+            ),
             SchemaSetError::GitStart(error) => write!(f, "git: {error}"),
             SchemaSetError::Git { args, stderr } => write!(f, "git {args}: {stderr}"),
         }
@@ -380,6 +386,9 @@ pub fn schema_set(spec: &str) -> Result<BTreeMap<String, Value>, SchemaSetError>
     let Some(rev) = spec.strip_prefix("git:") else {
         return read_dir(Path::new(spec));
     };
+    if rev.starts_with('-') {
+        return Err(SchemaSetError::OptionAsRevision(rev.to_owned()));
+    }
     let git = |args: &[&str]| -> Result<String, SchemaSetError> {
         let output = std::process::Command::new("git")
             .args(args)
@@ -394,14 +403,21 @@ pub fn schema_set(spec: &str) -> Result<BTreeMap<String, Value>, SchemaSetError>
         Ok(String::from_utf8_lossy(&output.stdout).into_owned())
     };
     let mut set = BTreeMap::new();
-    for file in git(&["ls-tree", "-r", "--name-only", rev, "schemas/"])?
-        .lines()
-        .filter(|f| {
-            Path::new(f)
-                .extension()
-                .is_some_and(|e| e.eq_ignore_ascii_case("json"))
-        })
-    {
+    for file in git(&[
+        "ls-tree",
+        "-r",
+        "--name-only",
+        "--end-of-options",
+        rev,
+        "--",
+        "schemas/",
+    ])?
+    .lines()
+    .filter(|f| {
+        Path::new(f)
+            .extension()
+            .is_some_and(|e| e.eq_ignore_ascii_case("json"))
+    }) {
         let text = git(&["show", &format!("{rev}:{file}")])?;
         let value = serde_json::from_str(&text).map_err(|error| SchemaSetError::NotJson {
             file: format!("{rev}:{file}"),
@@ -421,6 +437,17 @@ mod tests {
 
     fn impacts(changes: &[Change]) -> Vec<String> {
         changes.iter().map(ToString::to_string).collect()
+    }
+
+    #[test]
+    fn a_revision_that_reads_as_an_option_is_refused_before_git_runs() {
+        for rev in ["--output=/tmp/x", "-h", "--format=%(objectname)"] {
+            let error = schema_set(&format!("git:{rev}")).expect_err(rev);
+            assert!(
+                matches!(&error, SchemaSetError::OptionAsRevision(r) if r == rev),
+                "{rev}: {error}"
+            );
+        }
     }
 
     #[test]

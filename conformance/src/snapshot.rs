@@ -126,8 +126,15 @@ fn is_database(name: &str) -> bool {
         .any(|suffix| name.ends_with(suffix))
 }
 
+/// The most lines of a `.jsonl` file a snapshot makes values of (100,000; the corpus's
+/// longest file has 3,001). Each line becomes a JSON value of about a hundred bytes
+/// however short it is, so a file of more lines (`{}` lines, say) is described by its
+/// size and hash instead: memory follows the bytes, not the line count.
+pub const MAX_LINES: usize = 100_000;
+
 /// A `.jsonl` file as its lines (a line nested deeper than [`crate::guard::MAX_NESTING`]
-/// as `{"$deep": {bytes, sha256}}`), a terminal breadcrumb (`terminal-sessions/…`) as its
+/// as `{"$deep": {bytes, sha256}}`; one of more than [`MAX_LINES`] lines by its size and
+/// hash), a terminal breadcrumb (`terminal-sessions/…`) as its
 /// text, anything else as size and hash.
 pub fn describe_file(name: &str, bytes: &[u8]) -> Value {
     if name.contains("terminal-sessions/") {
@@ -138,6 +145,14 @@ pub fn describe_file(name: &str, bytes: &[u8]) -> Value {
         .is_some_and(|e| e.eq_ignore_ascii_case("jsonl"))
     {
         return json!({"bytes": bytes.len(), "sha256": hex(&Sha256::digest(bytes))});
+    }
+    let newlines = memchr::memchr_iter(b'\n', bytes).count();
+    if newlines > MAX_LINES {
+        return json!({
+            "bytes": bytes.len(),
+            "sha256": hex(&Sha256::digest(bytes)),
+            "unread": format!("more than the snapshot's limit of {} thousand lines", MAX_LINES / 1000),
+        });
     }
     // Valid UTF-8 (the usual case) is checked by the faster strict test.
     let text = match std::str::from_utf8(bytes) {
@@ -267,6 +282,20 @@ mod tests {
         assert_eq!(fs::read_dir(dir.path()).unwrap().count(), 0);
         let theirs = fs::read_to_string(outside.path().join("theirs.txt")).unwrap();
         assert_eq!(theirs, "keep me", "what a link points to is left alone");
+    }
+
+    #[test]
+    fn a_jsonl_file_of_more_lines_than_the_limit_is_described_by_size() {
+        let bytes = "{}\n".repeat(MAX_LINES + 1);
+        let described = describe_file("s.jsonl", bytes.as_bytes());
+        assert_eq!(described["bytes"], bytes.len());
+        assert!(described["unread"]
+            .as_str()
+            .unwrap()
+            .contains("100 thousand lines"));
+        let within = "{}\n".repeat(MAX_LINES);
+        let lines = describe_file("s.jsonl", within.as_bytes());
+        assert_eq!(lines["lines"].as_array().map(Vec::len), Some(MAX_LINES));
     }
 
     #[test]

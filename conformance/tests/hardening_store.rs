@@ -281,14 +281,25 @@ fn load_streams_the_canonical_text() {
             fs::read_to_string("tests/fixtures/small.jsonl").expect("fixture"),
         ),
         ("header-only.jsonl", format!("{HEADER}\n")),
+        (
+            "numbers.jsonl",
+            format!(
+                "{HEADER}\n{}\n",
+                USER.replace(
+                    "\"timestamp\":1}",
+                    "\"timestamp\":-0,\"n\":[1E-400,1.0,2.5]}"
+                )
+            ),
+        ),
         ("blank.jsonl", many_blank),
     ];
     for (name, text) in files {
         let path = root.path().join(name);
         fs::write(&path, &text).expect("write");
-        let whole =
+        let mut whole =
             session_conformance::inspect::load(&path, session_reference::model::Profile::Pi)
                 .expect("loads");
+        session_conformance::canonical::js_numbers(&mut whole);
         let out = cli()
             .arg("load")
             .arg(&path)
@@ -364,4 +375,86 @@ fn a_fifo_whose_writer_comes_later_is_read() {
     assert!(output.status.success(), "{output:?}");
     let value: Value = serde_json::from_slice(&output.stdout).expect("JSON");
     assert_eq!(value["leafId"], "aaaa0001", "{value}");
+}
+
+/// Item 21: numbers are printed as `JSON.stringify` prints them: `-0` and `1E-400`
+/// (read as zero) as `0`, a whole `1.0` as `1`.
+#[test]
+fn load_prints_numbers_as_javascript_does() {
+    let root = tempfile::tempdir().expect("dir");
+    let path = root.path().join("numbers.jsonl");
+    let user = USER.replace(
+        "\"timestamp\":1}",
+        "\"timestamp\":-0,\"n\":[1E-400,1.0,2.5,-0.0]}",
+    );
+    write(&path, &format!("{HEADER}\n{user}\n"));
+    let out = cli()
+        .arg("load")
+        .arg(&path)
+        .args(["--profile", "pi"])
+        .assert()
+        .success()
+        .get_output()
+        .stdout
+        .clone();
+    let text = String::from_utf8(out).expect("utf-8");
+    let compact: String = text.split_whitespace().collect();
+    assert!(compact.contains(r#""n":[0,1,2.5,0]"#), "{text}");
+    assert!(compact.contains(r#""timestamp":0}"#), "{text}");
+}
+
+/// Item 22: `compaction`'s text escapes the control characters of ids, roles and file
+/// names, as `tree`, `sessions` and `validate` do (an `ESC]0;…BEL` would retitle the
+/// terminal).
+#[test]
+fn compaction_text_escapes_control_characters() {
+    let root = tempfile::tempdir().expect("dir");
+    let path = root.path().join("esc.jsonl");
+    let mut lines = vec![HEADER.to_owned()];
+    let mut parent = Value::Null;
+    for i in 0..6 {
+        let id = format!("e\u{1b}]0;pwned\u{7}{i}");
+        let message = if i % 2 == 0 {
+            json!({"role": "user", "content": "x".repeat(400), "timestamp": 1})
+        } else {
+            json!({"role": "assistant", "provider": "p", "model": "m", "stopReason": "toolUse", "timestamp": 2,
+                "content": [{"type": "text", "text": "y".repeat(400)},
+                    {"type": "toolCall", "id": format!("t{i}"), "name": "read", "arguments": {"path": format!("/f\u{1b}[2J{i}")}}],
+                "usage": {"input": 1, "output": 1, "cacheRead": 0, "cacheWrite": 0, "totalTokens": 2,
+                    "cost": {"input": 0, "output": 0, "cacheRead": 0, "cacheWrite": 0, "total": 0}}})
+        };
+        lines.push(
+            json!({"type": "message", "id": id, "parentId": parent,
+            "timestamp": format!("2026-01-01T00:00:0{i}.000Z"), "message": message})
+            .to_string(),
+        );
+        parent = Value::from(id);
+    }
+    write(&path, &format!("{}\n", lines.join("\n")));
+    let out = cli()
+        .arg("compaction")
+        .arg(&path)
+        .args([
+            "--profile",
+            "pi",
+            "--context-window",
+            "300",
+            "--keep-recent-tokens",
+            "50",
+        ])
+        .assert()
+        .success()
+        .get_output()
+        .stdout
+        .clone();
+    let text = String::from_utf8(out).expect("utf-8");
+    assert!(
+        text.contains(r"keep from: #5 e\u{1b}]0;pwned\u{7}5"),
+        "{text}"
+    );
+    assert!(text.contains(r"read files: /f\u{1b}[2J1"), "{text}");
+    assert!(
+        !text.chars().any(|c| c.is_control() && c != '\n'),
+        "{text:?}"
+    );
 }

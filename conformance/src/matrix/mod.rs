@@ -561,6 +561,22 @@ mod tests {
     }
 
     #[test]
+    fn markdown_shows_an_adapters_names_as_text_in_one_row() {
+        let text = r#"{"type":"header","profile":"pi","adapter":{"implementation":"x\n# injected\n<script>","version":"1 | *b* [l](u)"}}
+{"type":"case","profile":"pi","id":"0001","name":"g/a","status":"pass"}
+"#;
+        let report = Report::parse(text, Path::new("r")).unwrap();
+        let markdown =
+            Matrix::build(report.columns, &std::collections::BTreeMap::default()).markdown();
+        let head = markdown.lines().next().unwrap();
+        assert_eq!(
+            head,
+            r"| cases | x\\u{a}# injected\\u{a}&lt;script&gt; 1 \| \*b\* \[l\](u) (pi) |"
+        );
+        assert_eq!(markdown.lines().count(), 4, "{markdown}");
+    }
+
+    #[test]
     fn a_case_output_nested_deeper_than_serdes_limit_is_read() {
         let deep = format!("{}{}", "[".repeat(5000), "]".repeat(5000));
         let text = format!(

@@ -30,8 +30,24 @@ fn cell_text(cell: &Cell) -> String {
     }
 }
 
+/// Text from a report as one Markdown table cell, shown as written: control characters
+/// (a newline would end the row) as `\u{..}` escapes, HTML's `<`, `>` and `&` as
+/// entities (Markdown passes HTML through), and Markdown's own punctuation backslashed.
 fn md_escape(s: &str) -> String {
-    s.replace('\\', "\\\\").replace('|', "\\|")
+    let mut out = String::with_capacity(s.len());
+    for c in crate::guard::printable(s).chars() {
+        match c {
+            '<' => out.push_str("&lt;"),
+            '>' => out.push_str("&gt;"),
+            '&' => out.push_str("&amp;"),
+            '\\' | '|' | '*' | '`' | '[' | ']' => {
+                out.push('\\');
+                out.push(c);
+            }
+            _ => out.push(c),
+        }
+    }
+    out
 }
 
 fn html_escape(s: &str) -> String {
