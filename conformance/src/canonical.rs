@@ -84,7 +84,7 @@ mod tests {
         js_numbers(&mut value);
         assert_eq!(
             json_writer::compact(&value),
-            "[0,0,1,0,2.5,-300,1e300,9007199254740992,7]"
+            "[0,0,1,0,2.5,-300,1e+300,9007199254740992,7]"
         );
     }
 

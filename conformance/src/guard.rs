@@ -305,7 +305,7 @@ pub fn read_input(path: &Path) -> Result<Vec<u8>, InputError> {
     }
     #[cfg(unix)]
     let bytes = if std::os::unix::fs::FileTypeExt::is_fifo(&meta.file_type()) {
-        read_pipe(path)?
+        read_pipe(path, PIPE_IDLE_TIMEOUT)?
     } else {
         read_capped(fs::File::open(path)?)?
     };
@@ -329,19 +329,20 @@ fn read_capped(reader: impl Read) -> Result<Vec<u8>, InputError> {
 }
 
 /// Reads a named pipe: opened without waiting for a writer (`O_NONBLOCK`), then each
-/// read waits with `poll` until bytes come, the writer closes it (the end), or
-/// [`PIPE_IDLE_TIMEOUT`] passes. A writer that opens it later is waited for, not taken
-/// for an empty file.
+/// read waits with `poll` until bytes come, the writer closes it (the end), or `idle`
+/// passes. A writer that opens it later is waited for, not taken for an empty file.
 #[cfg(unix)]
-fn read_pipe(path: &Path) -> Result<Vec<u8>, InputError> {
+fn read_pipe(path: &Path, idle: std::time::Duration) -> Result<Vec<u8>, InputError> {
     use rustix::event::{poll, PollFd, PollFlags, Timespec};
     let mut options = fs::OpenOptions::new();
     options.read(true);
     std::os::unix::fs::OpenOptionsExt::custom_flags(&mut options, libc::O_NONBLOCK);
     let mut file = options.open(path)?;
+    // The field types are narrower on some 32-bit systems.
+    #[allow(clippy::unnecessary_fallible_conversions)]
     let timeout = Timespec {
-        tv_sec: PIPE_IDLE_TIMEOUT.as_secs().try_into().unwrap_or(60),
-        tv_nsec: 0,
+        tv_sec: idle.as_secs().try_into().unwrap_or(60),
+        tv_nsec: idle.subsec_nanos().try_into().unwrap_or_default(),
     };
     let (mut bytes, mut chunk) = (Vec::new(), vec![0; 64 << 10]);
     loop {
@@ -406,6 +407,40 @@ pub fn ignore_file_size_signal() {}
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[cfg(unix)]
+    #[test]
+    fn a_named_pipe_nobody_opens_is_given_up_after_its_idle_time() {
+        let dir = tempfile::tempdir().expect("dir");
+        let fifo = dir.path().join("f");
+        assert!(std::process::Command::new("mkfifo")
+            .arg(&fifo)
+            .status()
+            .expect("mkfifo")
+            .success());
+        let idle = std::time::Duration::from_millis(200);
+        let start = std::time::Instant::now();
+        let error = read_pipe(&fifo, idle).expect_err("no writer");
+        assert!(matches!(error, InputError::SilentPipe), "{error}");
+        assert!(start.elapsed() >= idle);
+        // A writer that opens it and closes it without writing: an empty file, at once.
+        let writer = std::thread::spawn({
+            let fifo = fifo.clone();
+            move || {
+                drop(
+                    fs::OpenOptions::new()
+                        .write(true)
+                        .open(fifo)
+                        .expect("writer"),
+                )
+            }
+        });
+        assert_eq!(
+            read_pipe(&fifo, std::time::Duration::from_secs(20)).expect("read"),
+            b""
+        );
+        writer.join().expect("writer");
+    }
 
     #[test]
     fn nesting_counts_brackets_outside_strings() {

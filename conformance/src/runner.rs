@@ -369,13 +369,15 @@ fn set_mtimes(
     Ok(())
 }
 
-/// Without the `diagnostics` capability, `diagnostics` and `migrated` are not part of a `{"ok": …}` response.
+/// Without the `diagnostics` capability, `diagnostics`, `unlistedDiagnostics` and
+/// `migrated` are not part of a `{"ok": …}` response.
 pub fn strip_extras(response: &mut Value, hello: &Hello) {
     if hello.has(&Capability::Diagnostics) {
         return;
     }
     if let Some(ok) = response.get_mut("ok").and_then(Value::as_object_mut) {
         ok.remove("diagnostics");
+        ok.remove("unlistedDiagnostics");
         ok.remove("migrated");
     }
 }

@@ -324,8 +324,19 @@ fn validate_and_show_refuse_special_files() {
             .timeout(Duration::from_secs(20))
             .assert()
             .code(2);
-        // A named pipe that no one writes reads as empty: an error at once, no wait.
+        // A named pipe whose writer closes it without writing reads as empty: an error
+        // at once. (One that nobody opens is waited for, up to `guard::PIPE_IDLE_TIMEOUT`:
+        // issue #41 item 17, `guard`'s unit test.)
         let start = Instant::now();
+        let fifo = sessions.join("b.jsonl");
+        let writer = std::thread::spawn(move || {
+            drop(
+                fs::OpenOptions::new()
+                    .write(true)
+                    .open(fifo)
+                    .expect("writer"),
+            );
+        });
         cli()
             .args([command])
             .arg(sessions.join("b.jsonl"))
@@ -333,8 +344,18 @@ fn validate_and_show_refuse_special_files() {
             .timeout(Duration::from_secs(20))
             .assert()
             .code(2);
+        writer.join().expect("writer");
         assert!(start.elapsed() < Duration::from_secs(10));
     }
+    let fifo = sessions.join("b.jsonl");
+    let writer = std::thread::spawn(move || {
+        drop(
+            fs::OpenOptions::new()
+                .write(true)
+                .open(fifo)
+                .expect("writer"),
+        );
+    });
     cli()
         .args(["validate", "--profile", "pi"])
         .arg(sessions.join("b.jsonl"))
@@ -342,6 +363,7 @@ fn validate_and_show_refuse_special_files() {
         .assert()
         .code(1)
         .stdout_eq("[..]b.jsonl:0: error: no session header; the file is not a session\n1 file(s), 1 error(s), 0 warning(s)\n");
+    writer.join().expect("writer");
 }
 
 /// An adapter in the shell: says hello, then runs `then`.
