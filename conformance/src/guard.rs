@@ -432,7 +432,7 @@ mod tests {
                         .write(true)
                         .open(fifo)
                         .expect("writer"),
-                )
+                );
             }
         });
         assert_eq!(
