@@ -66,7 +66,7 @@ pub struct CaseFile {
 }
 
 /// The tags a case may carry (`corpus/README.md` "Tags"), with what each means.
-pub const TAGS: [(&str, &str); 8] = [
+pub const TAGS: [(&str, &str); 9] = [
     ("legacy-v1", "an input session file is version 1 (`version ?? 1` read as a number is below 2): migrated on load"),
     ("legacy-v2", "an input session file is version 2 (read as a number, from 2 to below 3): migrated on load"),
     ("torn-line", "an input session file ends in a line that is not complete JSON"),
@@ -75,6 +75,7 @@ pub const TAGS: [(&str, &str); 8] = [
     ("file-naming", "the golden names a file the implementation creates (`<ftime>_<session:N>.jsonl`)"),
     ("missing-file", "the operation names a session file that does not exist"),
     ("cycle", "an input session file's parent links form a cycle"),
+    ("lenient-message", "a message is one the real implementations' types refuse (`message_types`), as the point of the case; its description says which and why"),
 ];
 
 /// A data-safety check.
@@ -412,6 +413,11 @@ pub enum CorpusProblem {
     UnknownTag(String),
     /// The tags are not sorted and distinct.
     UnsortedTags,
+    /// A message the real implementations' types refuse, in a case not tagged
+    /// `lenient-message`: where it is and why.
+    RefusedMessage(String),
+    /// Tagged `lenient-message`, with no message the real types refuse.
+    NeedlessLenientTag,
     /// `dir_inputs` names a file that is not an input.
     DirInputNotAnInput(String),
     /// `mtimes` names a file that is not an input.
@@ -455,6 +461,13 @@ impl fmt::Display for CorpusProblem {
                 write!(f, "unknown tag {tag:?} (corpus/README.md lists the tags)")
             }
             CorpusProblem::UnsortedTags => f.write_str("tags are not sorted and distinct"),
+            CorpusProblem::RefusedMessage(why) => write!(
+                f,
+                "{why}; a message must be one the real implementations write, or the case tagged lenient-message"
+            ),
+            CorpusProblem::NeedlessLenientTag => {
+                f.write_str("tagged lenient-message, but every message is one the real implementations write")
+            }
             CorpusProblem::DirInputNotAnInput(file) => {
                 write!(f, "dir_inputs names {file:?}, which is not an input file")
             }
@@ -1336,6 +1349,22 @@ pub fn check(root: &Path) -> Vec<CorpusError> {
         }
         if !case.file.tags.windows(2).all(|w| w[0] < w[1]) {
             problems.push(at(CorpusProblem::UnsortedTags));
+        }
+        let profiles: Vec<Profile> = case
+            .file
+            .profiles
+            .iter()
+            .filter_map(|p| p.parse().ok())
+            .collect();
+        let refused =
+            crate::message_types::first_refused(&profiles, &case.inputs, &expand(&case.file.args));
+        match (
+            refused,
+            case.file.tags.iter().any(|t| t == "lenient-message"),
+        ) {
+            (Some(why), false) => problems.push(at(CorpusProblem::RefusedMessage(why))),
+            (None, true) => problems.push(at(CorpusProblem::NeedlessLenientTag)),
+            _ => {}
         }
         for file in &case.file.dir_inputs {
             if !case.inputs.contains_key(file) {

@@ -36,6 +36,7 @@ pub mod harness;
 pub mod inspect;
 pub mod json_writer;
 pub mod matrix;
+pub mod message_types;
 pub mod normalize;
 pub mod plan;
 pub mod protocol;

@@ -29,6 +29,14 @@ pub fn generate() -> Vec<(PathBuf, String)> {
             "corpus/case.schema.json",
             "A corpus case (corpus/README.md)",
         ),
+        one::<crate::message_types::PiMessage>(
+            "pi/agent-message.schema.json",
+            "A message pi writes in a `message` entry: the real types' required fields (conformance/src/message_types.rs)",
+        ),
+        one::<crate::message_types::OmpMessage>(
+            "omp/agent-message.schema.json",
+            "A message oh-my-pi writes in a `message` entry: the real types' required fields (conformance/src/message_types.rs)",
+        ),
         one::<RunnerHello>(
             "protocol/runner-hello.schema.json",
             "The runner's first message to an adapter (PROTOCOL.md)",
