@@ -2,7 +2,8 @@
 // session-conformance adapter for the real pi implementations: pi-mono
 // (@mariozechner/pi-coding-agent 0.73.1, in ./node_modules) and, when
 // PI_ADAPTER_PKG names its package folder (../pi-1.5/run.sh), its successor
-// @earendil-works/pi-coding-agent 1.5.2 (SessionManager, buildSessionContext).
+// @earendil-works/pi-coding-agent 1.5.2 and 1.6.0 (SessionManager, buildSessionContext,
+// dist/core/compaction/).
 //
 // Speaks the protocol in conformance/PROTOCOL.md: one JSON object per line on
 // stdin (requests) and stdout (responses). Persistent mode by default;
@@ -28,11 +29,10 @@ const PROFILE = "pi";
 // Session stores (PROTOCOL.md "Session stores"): pi has no getRecentSessions,
 // no terminal breadcrumbs and no prompt history, so `recent` and `history` are
 // left out and report as skipped. Compaction planning (`compaction`,
-// `branch_summary`) is left out for pi 1.x: it rebuilt planning (session
-// projections, a `streamFn` parameter, summaries sized by the model's output
-// limit) and the planning code below is pi-mono's (../pi-1.5/README.md "Not yet ported").
-const OPERATIONS = ["load", "context", "tree", "apply", "persist", "list", "continue", "resolve", "switch"];
-if (!PI_1) OPERATIONS.push("compaction", "branch_summary");
+// `branch_summary`) calls pi 1.x's own dist/core/compaction/ as it calls
+// pi-mono's; where 1.x changed the API (a `streamFn` parameter, a `usage` in
+// the results, the turn-prefix prompt's framing) the calls are adapted below.
+const OPERATIONS = ["load", "context", "tree", "apply", "persist", "list", "continue", "resolve", "switch", "compaction", "branch_summary"];
 
 // ---------------------------------------------------------------------------
 // stdout belongs to the protocol. Anything else that writes through console
@@ -770,6 +770,13 @@ function opSwitch(L, args, _env, dir) {
 // Compaction planning (PROTOCOL.md "Compaction planning"): the real functions
 // of dist/core/compaction/, with a stub model that records each request and
 // answers the case's stubSummary.
+// - pi-mono 0.73.1 calls the model through pi-ai's completeSimple, so the stub
+//   is registered as an API provider of @mariozechner/pi-ai.
+// - pi 1.x takes a `streamFn` (compact's 8th parameter, generateBranchSummary's
+//   `streamFn` option; completeSummarization calls it instead of completeSimple),
+//   which is how its AgentSession calls them (`this.agent.streamFunction`,
+//   1.5.2 dist/core/agent-session.js _runDefaultCompaction and navigateTree): the stub is
+//   passed as that function, and no provider is registered.
 // ---------------------------------------------------------------------------
 const STUB_API = "session-conformance-stub";
 const stub = { text: "", calls: [] };
@@ -777,11 +784,10 @@ let planning;
 async function loadPlanning() {
 	if (!planning) {
 		const pkg = pathToFileURL(join(PKG_DIR, "dist/core/compaction/"));
-		const [C, B, U, ai] = await Promise.all([
+		const [C, B, U] = await Promise.all([
 			import(new URL("compaction.js", pkg).href),
 			import(new URL("branch-summarization.js", pkg).href),
 			import(new URL("utils.js", pkg).href),
-			import("@mariozechner/pi-ai"),
 		]);
 		const streamSimple = (model, context, options) => {
 			stub.calls.push({ context, options });
@@ -802,8 +808,11 @@ async function loadPlanning() {
 				},
 			};
 		};
-		ai.registerApiProvider({ api: STUB_API, stream: streamSimple, streamSimple }, "session-conformance");
-		planning = { C, B, U };
+		if (!PI_1) {
+			const ai = await import("@mariozechner/pi-ai");
+			ai.registerApiProvider({ api: STUB_API, stream: streamSimple, streamSimple }, "session-conformance");
+		}
+		planning = { C, B, U, streamFn: PI_1 ? streamSimple : undefined };
 	}
 	return planning;
 }
@@ -823,18 +832,34 @@ function stubModel(contextWindow) {
 }
 // The protocol's view of one recorded request: which prompt, the conversation,
 // the previous summary and the custom instructions, read back from the prompt text.
+// pi 1.x's turn-prefix prompt starts otherwise (its second entry here) and frames
+// the conversation as `# Conversation\n…\n\n# Instructions\n` instead of the tags
+// (1.5.2 dist/core/compaction/compaction.js generateTurnPrefixSummary).
 const PROMPT_STARTS = [
 	["summary", "The messages above are a conversation to summarize"],
 	["update", "The messages above are NEW"],
 	["turnPrefix", "This is the PREFIX of a turn"],
+	["turnPrefix", "The messages above are earlier context from an ongoing conversation"],
 	["branch", "Create a structured summary of this conversation branch"],
 ];
 function describeRequest(call) {
-	const text = call.context.messages[0].content[0].text;
-	const close = "\n</conversation>\n\n";
-	const end = text.lastIndexOf(close);
-	const out = { prompt: "custom", conversation: text.slice("<conversation>\n".length, end) };
-	let rest = text.slice(end + close.length);
+	// pi-ai 1.x's normalizeContext puts the system prompt first in the message list:
+	// the prompt is the user message.
+	const text = call.context.messages.find((m) => m.role === "user").content[0].text;
+	let conversation;
+	let rest;
+	if (text.startsWith("# Conversation\n")) {
+		const sep = "\n\n# Instructions\n";
+		const end = text.lastIndexOf(sep);
+		conversation = text.slice("# Conversation\n".length, end);
+		rest = text.slice(end + sep.length);
+	} else {
+		const close = "\n</conversation>\n\n";
+		const end = text.lastIndexOf(close);
+		conversation = text.slice("<conversation>\n".length, end);
+		rest = text.slice(end + close.length);
+	}
+	const out = { prompt: "custom", conversation };
 	if (rest.startsWith("<previous-summary>\n")) {
 		const stop = rest.lastIndexOf("\n</previous-summary>\n\n");
 		out.previousSummary = rest.slice("<previous-summary>\n".length, stop);
@@ -854,9 +879,17 @@ function describeRequest(call) {
 function fileOpsJson(fileOps) {
 	return { read: [...fileOps.read], written: [...fileOps.written], edited: [...fileOps.edited] };
 }
+// pi 1.x's compact and generateBranchSummary also return the summary request's
+// `usage`: the stub model's answer (all zero), not something planning computes,
+// so it is left out as `settings` is left out of the preparation.
+function withoutStubUsage(result) {
+	if (!PI_1 || result === null || typeof result !== "object" || !Object.hasOwn(result, "usage")) return result;
+	const { usage: _usage, ...rest } = result;
+	return rest;
+}
 
 async function opCompaction(L, args, env) {
-	const { C } = await loadPlanning();
+	const { C, streamFn } = await loadPlanning();
 	const sm = openSession(L.SessionManager, args.file, env.sessionDir);
 	const leafId = Object.hasOwn(args, "leafId") ? args.leafId : sm.getLeafId();
 	const path = leafId ? sm.getBranch(leafId) : [];
@@ -879,7 +912,13 @@ async function opCompaction(L, args, env) {
 		preparation = { ...rest, fileOps: fileOpsJson(fileOps) };
 		stub.text = args.stubSummary ?? "";
 		stub.calls = [];
-		result = await C.compact(prep, stubModel(args.contextWindow ?? 0), "stub-key", undefined, args.customInstructions);
+		// pi 1.x: compact(preparation, model, apiKey, headers, customInstructions, signal, thinkingLevel, streamFn, …)
+		const model = stubModel(args.contextWindow ?? 0);
+		result = withoutStubUsage(
+			PI_1
+				? await C.compact(prep, model, "stub-key", undefined, args.customInstructions, undefined, undefined, streamFn)
+				: await C.compact(prep, model, "stub-key", undefined, args.customInstructions),
+		);
 		request = stub.calls.map(describeRequest);
 	}
 	return {
@@ -893,7 +932,7 @@ async function opCompaction(L, args, env) {
 }
 
 async function opBranchSummary(L, args, env) {
-	const { B } = await loadPlanning();
+	const { B, streamFn } = await loadPlanning();
 	const sm = openSession(L.SessionManager, args.file, env.sessionDir);
 	const oldLeafId = Object.hasOwn(args, "oldLeafId") ? args.oldLeafId : sm.getLeafId();
 	const { entries, commonAncestorId } = B.collectEntriesForBranchSummary(sm, oldLeafId, args.targetId);
@@ -908,13 +947,14 @@ async function opBranchSummary(L, args, env) {
 		signal: new AbortController().signal,
 		customInstructions: args.customInstructions,
 		reserveTokens,
+		...(PI_1 ? { streamFn } : {}),
 	});
 	return {
 		entries: entries.map((e) => e.id),
 		commonAncestorId,
 		preparation: { messages: prep.messages, fileOps: fileOpsJson(prep.fileOps), totalTokens: prep.totalTokens },
 		request: stub.calls.map(describeRequest),
-		result,
+		result: withoutStubUsage(result),
 	};
 }
 
