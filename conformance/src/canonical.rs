@@ -19,10 +19,22 @@ pub fn object<const N: usize>(entries: [(&str, Value); N]) -> Value {
 
 /// Renders canonical JSON: keys sorted, 2-space indent, final newline.
 pub fn canonical(value: &Value) -> String {
+    render(value, false)
+}
+
+/// [`canonical`] with numbers as JavaScript writes them (`JSON.stringify`: `-0` and
+/// `1E-400` as `0`, `1e20` as `100000000000000000000`, `0.000001` as written): the
+/// CLI's JSON views of a session.
+pub fn canonical_js(value: &Value) -> String {
+    render(value, true)
+}
+
+fn render(value: &Value, js_numbers: bool) -> String {
     let mut text = String::new();
     let layout = Layout {
         pretty: true,
         sorted_keys: true,
+        js_numbers,
     };
     json_writer::write(&mut text, value, layout);
     text.push('\n');
@@ -46,45 +58,19 @@ pub fn sorted(value: &Value) -> Value {
     copy
 }
 
-/// `value` with its numbers as JavaScript writes them (`JSON.stringify`), where serde's
-/// spelling differs: a whole number held as a float (`-0`, `1.0`, `1E-400` read as
-/// zero) is written without a fraction or sign of zero. Whole floats up to 2^53 only:
-/// past it JavaScript pads its shortest digits with zeros. For the CLI's views of a
-/// session, so that they show what the real implementations would.
-pub fn js_numbers(value: &mut Value) {
-    const SAFE: f64 = 9_007_199_254_740_992.0; // 2^53
-    let mut stack = vec![value];
-    while let Some(value) = stack.pop() {
-        match value {
-            Value::Number(n) if n.is_f64() => {
-                let f = n.as_f64().unwrap_or(f64::NAN);
-                if f.fract() == 0.0 && f.abs() <= SAFE {
-                    // Exact: a whole float of at most 2^53 is an i64.
-                    #[allow(clippy::cast_possible_truncation)]
-                    let whole = f as i64;
-                    *value = Value::from(whole);
-                }
-            }
-            Value::Object(map) => stack.extend(map.values_mut()),
-            Value::Array(items) => stack.extend(items.iter_mut()),
-            _ => {}
-        }
-    }
-}
-
 #[cfg(test)]
 mod tests {
     use super::*;
     use serde_json::json;
 
     #[test]
-    fn whole_floats_are_written_as_javascript_writes_them() {
-        let text = "[-0, -0.0, 1.0, 1E-400, 2.5, -3e2, 1e300, 9007199254740993.0, 7]";
-        let mut value: Value = serde_json::from_str(text).unwrap();
-        js_numbers(&mut value);
+    fn numbers_are_written_as_javascript_writes_them() {
+        // What Node 20 prints for each (`JSON.stringify`).
+        let text = "[-0, -0.0, 1.0, 1E-400, 2.5, -3e2, 1e300, 9007199254740993.0, 9007199254740993, 7, 0.0000015, 0.000001, 1e20, 1e21, 123456789012345678901.0, 1.5e-7, 5e-324, 1.7976931348623157e308, -1e-7, 0.1, 123.456]";
+        let value: Value = serde_json::from_str(text).unwrap();
         assert_eq!(
-            json_writer::compact(&value),
-            "[0,0,1,0,2.5,-300,1e+300,9007199254740992,7]"
+            canonical_js(&value).split_whitespace().collect::<String>(),
+            "[0,0,1,0,2.5,-300,1e+300,9007199254740992,9007199254740992,7,0.0000015,0.000001,100000000000000000000,1e+21,123456789012345680000,1.5e-7,5e-324,1.7976931348623157e+308,-1e-7,0.1,123.456]"
         );
     }
 

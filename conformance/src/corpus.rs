@@ -710,6 +710,12 @@ fn read_case_file(path: &Path) -> Result<(CaseFile, String), CaseError> {
         kind,
     };
     let not_a_case = |message: String| error(None, CaseProblem::NotACase(message));
+    // A link could lead out of the corpus: `case.json` is read only as a file of its own.
+    if fs::symlink_metadata(path).is_ok_and(|m| m.file_type().is_symlink()) {
+        return Err(not_a_case(
+            "is a link; a case file is a regular file".to_owned(),
+        ));
+    }
     let bytes = match read_regular(path, MAX_FILE_BYTES) {
         Ok(Contents::Bytes(bytes)) => bytes,
         Ok(Contents::Special(kind)) => {
@@ -951,8 +957,19 @@ fn check_goldens(dir: &Path) -> Result<(), CaseError> {
 /// Reads a golden: a regular file of at most [`crate::guard::MAX_FILE_BYTES`], UTF-8.
 fn read_golden(path: &Path) -> Result<String, GoldenProblem> {
     use crate::guard::{read_regular, Contents, MAX_FILE_BYTES};
+    // A link could lead out of the corpus (and `bless` would write through it).
+    if fs::symlink_metadata(path).is_ok_and(|m| m.file_type().is_symlink()) {
+        return Err(GoldenProblem::Special("link"));
+    }
     match read_regular(path, MAX_FILE_BYTES) {
-        Ok(Contents::Bytes(bytes)) => String::from_utf8(bytes).map_err(|_| GoldenProblem::NotUtf8),
+        Ok(Contents::Bytes(bytes)) => {
+            let text = String::from_utf8(bytes).map_err(|_| GoldenProblem::NotUtf8)?;
+            // Never made a value past the depth the comparison walks.
+            match crate::guard::nesting(&text) {
+                depth if depth > GOLDEN_NESTING => Err(GoldenProblem::TooDeep { depth }),
+                _ => Ok(text),
+            }
+        }
         Ok(Contents::Special(kind)) => Err(GoldenProblem::Special(kind)),
         Ok(Contents::TooLarge(bytes)) => Err(GoldenProblem::TooLarge(bytes)),
         Err(e) if e.kind() == std::io::ErrorKind::NotFound => Err(GoldenProblem::Missing),

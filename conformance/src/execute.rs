@@ -185,16 +185,15 @@ pub fn load_output(sm: &SessionManager) -> Value {
 }
 
 /// [`load_output`] written to `out` as canonical JSON (`crate::canonical`), numbers as
-/// JavaScript writes them (`canonical::js_numbers`), one entry at a time: only one entry is a JSON value at once, so the output of
+/// JavaScript writes them (`canonical::canonical_js`), one entry at a time: only one entry is a JSON value at once, so the output of
 /// a file of millions of lines costs no memory beyond the session itself.
 pub fn write_load_output(
     sm: &SessionManager,
     out: &mut impl std::io::Write,
 ) -> std::io::Result<()> {
     let mut summary = load_summary(sm);
-    crate::canonical::js_numbers(&mut summary);
     summary["entries"] = json!([]);
-    let text = crate::canonical::canonical(&summary);
+    let text = crate::canonical::canonical_js(&summary);
     // Top-level keys are the only lines indented by exactly two spaces.
     let marker = "\n  \"entries\": []";
     let at = text
@@ -203,9 +202,7 @@ pub fn write_load_output(
     out.write_all(&text.as_bytes()[..at])?;
     let mut first = true;
     for entry in sm.entries() {
-        let mut entry = sm.resolved(entry);
-        crate::canonical::js_numbers(&mut entry);
-        let entry = crate::canonical::canonical(&entry);
+        let entry = crate::canonical::canonical_js(&sm.resolved(entry));
         out.write_all(if first { b"[\n    " } else { b",\n    " })?;
         out.write_all(entry.trim_end().replace('\n', "\n    ").as_bytes())?;
         first = false;

@@ -246,6 +246,48 @@ pub const MAX_INPUT_BYTES: u64 = 1 << 30;
 /// line count, not its bytes.
 pub const MAX_INPUT_LINES: usize = 4_000_000;
 
+/// The most JSON objects and arrays a FILE argument may hold outside its strings
+/// (4,000,000; the benchmark session has about 600,000). Each becomes a value of a
+/// hundred bytes or more when a session is inspected, however few bytes it is written
+/// in (`{"a":{}}` is 9 bytes and two objects), so the cap keeps memory to a bounded
+/// multiple of the bytes.
+pub const MAX_INPUT_CONTAINERS: usize = 4_000_000;
+
+/// How many JSON objects and arrays `bytes` opens outside strings (a `{` or `[` in a
+/// string does not count; a string ends at its closing quote or, unclosed, at the end
+/// of its line). One pass, a few `memchr` calls a string.
+pub fn containers(bytes: &[u8]) -> usize {
+    let (mut count, mut at) = (0, 0);
+    while let Some(found) = bytes
+        .get(at..)
+        .and_then(|rest| memchr::memchr3(b'"', b'{', b'[', rest))
+    {
+        let i = at + found;
+        if bytes[i] != b'"' {
+            count += 1;
+            at = i + 1;
+            continue;
+        }
+        // Past the string: its closing quote (escapes skipped), or the end of its line.
+        let mut j = i + 1;
+        loop {
+            match bytes
+                .get(j..)
+                .and_then(|rest| memchr::memchr3(b'"', b'\\', b'\n', rest))
+            {
+                Some(k) if bytes[j + k] == b'\\' => j += k + 2,
+                Some(k) => {
+                    j += k + 1;
+                    break;
+                }
+                None => return count,
+            }
+        }
+        at = j;
+    }
+    count
+}
+
 /// How long a FILE argument that is a pipe may stay silent: before its first bytes (a
 /// named pipe whose writer opens it later) and between two reads.
 pub const PIPE_IDLE_TIMEOUT: std::time::Duration = std::time::Duration::from_mins(1);
@@ -260,6 +302,8 @@ pub enum InputError {
     TooLarge(u64),
     /// More lines than [`MAX_INPUT_LINES`].
     TooManyLines(usize),
+    /// More objects and arrays than [`MAX_INPUT_CONTAINERS`].
+    TooManyValues(usize),
     /// A pipe that gave nothing for [`PIPE_IDLE_TIMEOUT`].
     SilentPipe,
 }
@@ -276,6 +320,10 @@ impl std::fmt::Display for InputError {
             InputError::TooManyLines(lines) => write!(
                 f,
                 "{lines} lines, more than the limit of {MAX_INPUT_LINES}; not read"
+            ),
+            InputError::TooManyValues(values) => write!(
+                f,
+                "{values} JSON objects and arrays, more than the limit of {MAX_INPUT_CONTAINERS}; not read"
             ),
             InputError::SilentPipe => write!(
                 f,
@@ -314,6 +362,10 @@ pub fn read_input(path: &Path) -> Result<Vec<u8>, InputError> {
     let lines = memchr::memchr_iter(b'\n', &bytes).count();
     if lines > MAX_INPUT_LINES {
         return Err(InputError::TooManyLines(lines));
+    }
+    let values = containers(&bytes);
+    if values > MAX_INPUT_CONTAINERS {
+        return Err(InputError::TooManyValues(values));
     }
     Ok(bytes)
 }
@@ -407,6 +459,23 @@ pub fn ignore_file_size_signal() {}
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn containers_are_counted_outside_strings() {
+        let cases: &[(&str, usize)] = &[
+            (r#"{"a":{}}"#, 2),
+            (r#"{"a":"{[","b":[1,{}]}"#, 3),
+            (r#"{"a":"x\"{["}"#, 1),
+            (r#"["\\",{}]"#, 2),
+            ("{\"open\n{}\n[]", 3),
+            (r#"{"unclosed"#, 1),
+            (r#""\"#, 0),
+            ("", 0),
+        ];
+        for (text, expected) in cases {
+            assert_eq!(containers(text.as_bytes()), *expected, "{text:?}");
+        }
+    }
 
     #[cfg(unix)]
     #[test]

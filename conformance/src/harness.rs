@@ -504,14 +504,34 @@ pub fn bless(
             let _ = writeln!(out, "removed {}", path.display());
         }
         for (path, text) in targets {
-            let old = fs::read_to_string(&path).unwrap_or_default();
+            // A golden is a regular file of the case folder: a link (which could lead out
+            // of the corpus), a FIFO or a device there is refused, never written through.
+            let kind = fs::symlink_metadata(&path).map(|m| m.file_type());
+            if kind.as_ref().is_ok_and(|k| !k.is_file()) {
+                let what = kind.map_or("special", crate::guard::kind_name);
+                return Err(HarnessError::Io {
+                    path: path.clone(),
+                    error: std::io::Error::other(format!(
+                        "is a {what}; a golden is a regular file, not written"
+                    )),
+                });
+            }
+            let old = match crate::guard::read_regular(&path, crate::guard::MAX_FILE_BYTES) {
+                Ok(crate::guard::Contents::Bytes(bytes)) => {
+                    String::from_utf8(bytes).unwrap_or_default()
+                }
+                _ => String::new(),
+            };
             if old == text {
                 continue;
             }
-            fs::write(&path, text).map_err(|error| HarnessError::Io {
-                path: path.clone(),
-                error,
-            })?;
+            // A new file renamed over the old one (its mode kept): never written through a link.
+            session_reference::storage::replace_own_file(&path, text.as_bytes()).map_err(
+                |error| HarnessError::Io {
+                    path: path.clone(),
+                    error,
+                },
+            )?;
             written += 1;
             let _ = writeln!(out, "wrote {}", path.display());
             if !old.is_empty() {

@@ -25,6 +25,9 @@ pub struct Layout {
     pub pretty: bool,
     /// Object keys in byte order instead of the map's order.
     pub sorted_keys: bool,
+    /// Numbers as JavaScript writes them ([`js_number`]) instead of as serde_json does:
+    /// for the CLI's views of a session, which show what the real implementations read.
+    pub js_numbers: bool,
 }
 
 impl Layout {
@@ -32,7 +35,52 @@ impl Layout {
     pub const COMPACT: Layout = Layout {
         pretty: false,
         sorted_keys: false,
+        js_numbers: false,
     };
+}
+
+/// A double as JavaScript's `Number.prototype.toString` writes it (ECMA-262
+/// `Number::toString`), which `JSON.stringify` uses: the shortest digits that read back
+/// as the same double, as an integer up to 10^21, as a decimal down to 10^-6, and in
+/// exponent form (`1e+21`, `1.5e-7`) beyond; `-0` as `0`. Not finite: `null`, as
+/// `JSON.stringify` writes it.
+pub fn js_number(f: f64) -> String {
+    if !f.is_finite() {
+        return "null".to_owned();
+    }
+    if f == 0.0 {
+        return "0".to_owned();
+    }
+    // Rust's exponent form gives the shortest round-trip digits: `d.ddde±x`.
+    let text = format!("{:e}", f.abs());
+    let (mantissa, exponent) = text.split_once('e').unwrap_or((&text, "0"));
+    let digits: String = mantissa.chars().filter(char::is_ascii_digit).collect();
+    let k = i64::try_from(digits.len()).unwrap_or(i64::MAX);
+    // The value is 0.DIGITS × 10^n.
+    let n = exponent.parse::<i64>().unwrap_or(0) + 1;
+    let sign = if f < 0.0 { "-" } else { "" };
+    let body = if k <= n && n <= 21 {
+        format!(
+            "{digits}{}",
+            "0".repeat(usize::try_from(n - k).unwrap_or(0))
+        )
+    } else if 0 < n && n <= 21 {
+        let (int, frac) = digits.split_at(usize::try_from(n).unwrap_or(0));
+        format!("{int}.{frac}")
+    } else if -6 < n && n <= 0 {
+        format!("0.{}{digits}", "0".repeat(usize::try_from(-n).unwrap_or(0)))
+    } else {
+        let e = n - 1;
+        let e_sign = if e < 0 { '-' } else { '+' };
+        let (first, rest) = digits.split_at(1);
+        let rest = if rest.is_empty() {
+            String::new()
+        } else {
+            format!(".{rest}")
+        };
+        format!("{first}{rest}e{e_sign}{}", e.abs())
+    };
+    format!("{sign}{body}")
 }
 
 /// Appends the JSON text of `value` to `out`. The walk keeps its own stack, so a
@@ -110,9 +158,13 @@ impl Writer<'_> {
             Value::Bool(b) => self.out.push_str(if *b { "true" } else { "false" }),
             // `Number`'s display is what serde_json writes for it: they share its number
             // formatting (checked on serde_json 1.0.154, and by the tests below).
-            Value::Number(n) => {
-                let _ = write!(self.out, "{n}");
-            }
+            // JavaScript holds every number as a double: an integer past 2^53 too.
+            Value::Number(n) => match n.as_f64().filter(|_| self.layout.js_numbers) {
+                Some(f) => self.out.push_str(&js_number(f)),
+                None => {
+                    let _ = write!(self.out, "{n}");
+                }
+            },
             Value::String(s) => write_str(self.out, s),
             Value::Array(items) => {
                 self.out.push('[');
@@ -282,6 +334,7 @@ mod tests {
             let layout = Layout {
                 pretty: true,
                 sorted_keys: false,
+                js_numbers: false,
             };
             write(&mut pretty, value, layout);
             assert_eq!(pretty, serde_json::to_string_pretty(value).unwrap());
@@ -302,6 +355,7 @@ mod tests {
         let layout = Layout {
             pretty: true,
             sorted_keys: true,
+            js_numbers: false,
         };
         write(&mut pretty, &value, layout);
         // Dropped first: a failed assertion would drop it by recursion.
@@ -317,6 +371,7 @@ mod tests {
         let layout = Layout {
             pretty: false,
             sorted_keys: true,
+            js_numbers: false,
         };
         write(&mut out, &value, layout);
         assert_eq!(out, r#"{"B":0,"a":[{"x":2,"y":1}],"b":{"a":2,"z":1}}"#);

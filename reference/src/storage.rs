@@ -234,8 +234,8 @@ pub fn read_own_file(path: &Path, limit: u64) -> io::Result<Option<Vec<u8>>> {
 
 /// Replaces `path` with `bytes` without following a link: a new file is made beside it
 /// (`.NAME.PID.tmp`, created anew, never opened through a link) and renamed over it, so
-/// a link at `path` is replaced, not written through. Its folder must be a folder, not a
-/// link to one; it is created when missing.
+/// a link at `path` is replaced, not written through; a regular file's mode is kept. Its
+/// folder must be a folder, not a link to one; it is created when missing.
 pub fn replace_own_file(path: &Path, bytes: &[u8]) -> io::Result<()> {
     let dir = path
         .parent()
@@ -257,11 +257,18 @@ pub fn replace_own_file(path: &Path, bytes: &[u8]) -> io::Result<()> {
         Err(e) if e.kind() != io::ErrorKind::NotFound => return Err(e),
         _ => {}
     }
+    let permissions = fs::symlink_metadata(path)
+        .ok()
+        .filter(fs::Metadata::is_file)
+        .map(|m| m.permissions());
     let result = (|| {
         let mut file = OpenOptions::new()
             .write(true)
             .create_new(true)
             .open(&temp)?;
+        if let Some(permissions) = permissions {
+            file.set_permissions(permissions)?;
+        }
         file.write_all(bytes)?;
         drop(file);
         fs::rename(&temp, path)

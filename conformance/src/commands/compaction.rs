@@ -43,7 +43,7 @@ pub fn run(args: Args) -> Result<ExitCode, String> {
     };
     if args.format == OutputFormat::Json {
         print_json(
-            plan::compaction_json(&args.file, args.profile.profile(), &options)
+            &plan::compaction_json(&args.file, args.profile.profile(), &options)
                 .map_err(|e| e.to_string())?,
         )
     } else {

@@ -63,9 +63,8 @@ pub fn parse_profile(s: &str) -> Result<Profile, String> {
 }
 
 /// Prints a JSON value in the kit's canonical form.
-pub fn print_json(mut value: serde_json::Value) -> Result<ExitCode, String> {
-    session_conformance::canonical::js_numbers(&mut value);
-    write_stdout(&session_conformance::normalize::canonical(&value))
+pub fn print_json(value: &serde_json::Value) -> Result<ExitCode, String> {
+    write_stdout(&session_conformance::canonical::canonical_js(value))
 }
 
 /// Writes `text` to stdout; a closed pipe (`| head`) ends the program quietly.

@@ -24,7 +24,7 @@ pub struct Args {
 pub fn run(args: &Args) -> Result<ExitCode, String> {
     if args.format == OutputFormat::Json {
         print_json(
-            inspect::tree_json(&args.file, args.profile.profile()).map_err(|e| e.to_string())?,
+            &inspect::tree_json(&args.file, args.profile.profile()).map_err(|e| e.to_string())?,
         )
     } else {
         write_stdout(

@@ -38,14 +38,17 @@ pub fn serialize_conversation(messages: &[Value], rules: &Rules) -> String {
     parts.join("\n\n")
 }
 
-/// `convertToLlm`'s user text for a bash execution (none when excluded from the context), a
-/// custom message (omp also `hookMessage`), a branch summary or a compaction summary.
+/// `convertToLlm`'s user text for a bash execution (omp also a Python execution; none
+/// when excluded from the context), a custom message (omp also `hookMessage`), a branch summary or a compaction summary.
 pub fn context_text(message: &Value, rules: &Rules) -> Option<String> {
     let role = message.get("role").and_then(Value::as_str).unwrap_or("");
     let summary = || str_of(&message["summary"]);
     let (branch, compaction) = summary_frames(rules);
     match role {
         "bashExecution" => (!excluded(message)).then(|| bash_text(message, rules)),
+        "pythonExecution" if rules.profile == Profile::Omp => {
+            (!excluded(message)).then(|| python_text(message))
+        }
         "custom" => Some(user_text(&message["content"])),
         r if r == rules.custom_role => Some(user_text(&message["content"])),
         "branchSummary" => Some(format!("{}{}{}", branch.0, summary(), branch.1)),
@@ -100,6 +103,29 @@ fn bash_text(message: &Value, rules: &Rules) -> String {
     format!(
         "Ran `{}`\n{shown}{status}{notice}",
         str_of(&message["command"])
+    )
+}
+
+/// omp `pythonExecutionToText`: the code in a `python` fence, its output in a fence after
+/// `Output:` (or `(no output)`), then a cancellation or a non-zero exit code.
+fn python_text(message: &Value) -> String {
+    let output = str_of(&message["output"]);
+    let shown = if output.is_empty() {
+        "(no output)".to_owned()
+    } else {
+        format!("Output:\n```\n{output}\n```")
+    };
+    let exit = &message["exitCode"];
+    let status = if message.get("cancelled").is_some_and(truthy) {
+        "\n\n(execution cancelled)".to_owned()
+    } else if !exit.is_null() && exit.as_f64() != Some(0.0) {
+        format!("\n\nExecution failed with code {}", js_string(exit))
+    } else {
+        String::new()
+    };
+    format!(
+        "Ran Python:\n```python\n{}\n```\n{shown}{status}",
+        str_of(&message["code"])
     )
 }
 
