@@ -112,7 +112,9 @@ fn case_dir(dir: &Path) -> Result<(), String> {
             dir.display()
         ));
     }
-    match std::fs::symlink_metadata(dir) {
+    // Without a trailing `/`, which would make the look follow a link.
+    let dir: PathBuf = dir.components().collect();
+    match std::fs::symlink_metadata(&dir) {
         Ok(meta) if meta.is_dir() => Ok(()),
         Ok(meta) => Err(format!(
             "dir {:?} is a {}, not a folder",

@@ -106,7 +106,7 @@ pub fn check_nesting(text: &str) -> Result<(), GuardError> {
 /// [`check_nesting`] of bytes. Only a text with more than [`MAX_NESTING`] opening
 /// brackets can nest deeper, and counting them is a loop the compiler vectorises, so
 /// the usual text (a session line holds a few dozen) is not scanned byte by byte.
-fn check_nesting_of_bytes(text: &[u8]) -> Result<(), GuardError> {
+pub fn check_nesting_of_bytes(text: &[u8]) -> Result<(), GuardError> {
     if text.len() <= MAX_NESTING {
         return Ok(());
     }

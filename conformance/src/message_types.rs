@@ -430,10 +430,11 @@ pub fn first_refused(
     args: &Value,
 ) -> Option<String> {
     let mut messages: Vec<(String, Value)> = Vec::new();
+    // `.jsonl` as the stores list them: `UPPER.JSONL` is not a session file.
     let is_session = |name: &&String| {
         std::path::Path::new(name.as_str())
             .extension()
-            .is_some_and(|e| e.eq_ignore_ascii_case("jsonl"))
+            .is_some_and(|e| e == "jsonl")
     };
     for (name, bytes) in inputs.iter().filter(|(name, _)| is_session(name)) {
         let text = String::from_utf8_lossy(bytes);

@@ -78,10 +78,18 @@ pub fn find_placeholder(text: &[u8]) -> Option<std::ops::Range<usize>> {
         .find_map(|at| placeholder_len(&text[at + 1..]).map(|len| at..at + 1 + len))
 }
 
-/// The length of the placeholder `rest` starts with, after its `<`, if it is one.
+/// The length of the placeholder `rest` starts with, after its `<`, if it is one:
+/// `<dir>`, a token (`<id:N>`, `<session:N>`, `<ftime>`, `<time>`) or a set-aside file
+/// name (`<file:N>`, `compare`'s `own-file-names`).
 fn placeholder_len(rest: &[u8]) -> Option<usize> {
     if rest.starts_with(&DIR_PLACEHOLDER.as_bytes()[1..]) {
         return Some(DIR_PLACEHOLDER.len() - 1);
+    }
+    if let Some(digits) = rest.strip_prefix(b"file:") {
+        let n = digits.iter().take_while(|b| b.is_ascii_digit()).count();
+        if n > 0 && digits.get(n) == Some(&b'>') {
+            return Some("file:".len() + n + 1);
+        }
     }
     let kinds = [
         TokenKind::Id,

@@ -407,8 +407,116 @@ fn generate_refuses_a_count_past_its_limit() {
     let stderr = String::from_utf8_lossy(&output.stderr);
     assert_eq!(output.status.code(), Some(2), "{stderr}");
     assert!(
-        stderr.contains("more than the limit of 100000 cases"),
+        stderr.contains("more than the limit of 10000 cases"),
         "{stderr}"
     );
     assert!(!out.path().join("generated").exists());
+}
+
+/// Issue #41, second review: a golden that is a link is refused, never read (its target
+/// could be outside the corpus) nor written through by `bless` (it overwrote the target).
+#[test]
+fn a_golden_link_is_neither_read_nor_written_through() {
+    let root = tempfile::tempdir().expect("dir");
+    let outside = tempfile::tempdir().expect("dir");
+    let victim = outside.path().join("victim.json");
+    fs::write(&victim, "{\"secret\": \"outside\"}\n").expect("write");
+    let dir = case(root.path(), 1, "linked", &json!({}));
+    std::os::unix::fs::symlink(&victim, dir.join("expected.json")).expect("link");
+    let dangling = case(root.path(), 2, "dangling", &json!({}));
+    let created = outside.path().join("created.json");
+    std::os::unix::fs::symlink(&created, dangling.join("expected.json")).expect("link");
+    cli()
+        .arg("bless")
+        .arg("--corpus")
+        .arg(root.path())
+        .assert()
+        .failure();
+    assert_eq!(
+        fs::read_to_string(&victim).expect("victim"),
+        "{\"secret\": \"outside\"}\n"
+    );
+    assert!(!created.exists(), "nothing made through a dangling link");
+    let output = cli()
+        .arg("run")
+        .arg("--corpus")
+        .arg(root.path())
+        .args(["--profile", "pi"])
+        .assert()
+        .failure()
+        .get_output()
+        .clone();
+    let text = String::from_utf8_lossy(&output.stdout);
+    assert!(!text.contains("secret"), "{text}");
+}
+
+/// Issue #41, second review: a golden nested past the comparison's depth fails its case
+/// in a run (it aborted the run, building its diff), and `case.json` that is a link is a
+/// case error.
+#[test]
+fn a_deep_golden_and_a_linked_case_file_fail_their_cases() {
+    let root = tempfile::tempdir().expect("dir");
+    let deep = case(root.path(), 1, "deep", &json!({}));
+    let depth = 100_000;
+    write(
+        &deep.join("expected.json"),
+        &format!("{}{}", "[".repeat(depth), "]".repeat(depth)),
+    );
+    let linked = case(root.path(), 2, "linked", &json!({}));
+    let real = root.path().join("elsewhere.json");
+    fs::rename(linked.join("case.json"), &real).expect("move");
+    std::os::unix::fs::symlink(&real, linked.join("case.json")).expect("link");
+    let refused = refusal(root.path(), "linked").expect("refused");
+    assert!(refused.to_string().contains("is a link"), "{refused}");
+    let run = Harness::new(root.path())
+        .profile(Profile::Pi)
+        .run_reference()
+        .expect("the run goes on");
+    assert_eq!(run.results.len(), 2);
+    for result in &run.results {
+        assert_eq!(result.status, Status::Fail, "{result:?}");
+    }
+}
+
+/// Issue #41 item 10, second review: a placeholder written with a JSON escape
+/// (`"\u003ctime>"` reads as `<time>`), a set-aside file name (`<file:1>`) and a line
+/// keyed like the snapshot's description of a line (`{"$unparsed": …}`) are case errors.
+#[test]
+fn escaped_placeholders_and_snapshot_marks_are_case_errors() {
+    let lines = [
+        (
+            "escaped",
+            r#"{"type":"custom","id":"c1","parentId":null,"timestamp":"\u003ctime>"}"#,
+        ),
+        (
+            "file-name",
+            r#"{"type":"custom","id":"c1","parentId":null,"timestamp":"<file:1>"}"#,
+        ),
+        ("unparsed", r#"{"$unparsed":"torn{"}"#),
+        (
+            "good",
+            r#"{"type":"custom","id":"c1","parentId":null,"note":"\u0041 $5 <b>"}"#,
+        ),
+    ];
+    let root = tempfile::tempdir().expect("dir");
+    for (i, (name, line)) in lines.iter().enumerate() {
+        let dir = case(
+            root.path(),
+            u32::try_from(i).expect("few") + 1,
+            name,
+            &json!({}),
+        );
+        write(
+            &dir.join("input/session.jsonl"),
+            &format!("{SESSION}{line}\n"),
+        );
+    }
+    for (name, _) in &lines[..3] {
+        let refused = refusal(root.path(), name).unwrap_or_else(|| panic!("{name} is refused"));
+        assert!(
+            matches!(refused.kind, CaseProblem::Placeholder(_)),
+            "{name}: {refused}"
+        );
+    }
+    assert!(refusal(root.path(), "good").is_none());
 }

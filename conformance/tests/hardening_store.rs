@@ -245,6 +245,7 @@ fn serve_refuses_a_dir_that_is_not_a_fresh_absolute_folder() {
         missing.display().to_string(),
         file.display().to_string(),
         link.display().to_string(),
+        format!("{}/", link.display()),
     ] {
         let request = json!({"type": "request", "case": "c", "op": "apply", "profile": "pi",
             "dir": dir, "args": steps});
