@@ -309,6 +309,23 @@ fn cli_with_shell_adapter(args: &[&str], script: &str) -> (Output, Duration) {
     (out, started.elapsed())
 }
 
+/// `run` of the parse group with one job and `timeout`.
+fn run_args(timeout: &str) -> Vec<&str> {
+    vec![
+        "run",
+        "--corpus",
+        "../corpus/cases",
+        "--filter",
+        "parse/*",
+        "--profile",
+        "pi",
+        "--jobs",
+        "1",
+        "--timeout",
+        timeout,
+    ]
+}
+
 fn fuzz_args(dir: &Path, timeout: &str, budget: &str) -> Vec<String> {
     [
         "fuzz",
@@ -361,20 +378,8 @@ fn fuzz_waits_for_the_hello_no_longer_than_its_budget() {
 fn fuzz_and_run_say_how_an_adapter_ended_before_its_hello() {
     let dir = tempfile::tempdir().expect("tempdir");
     let fuzz = fuzz_args(dir.path(), "20", "600");
-    let run = [
-        "run",
-        "--corpus",
-        "../corpus/cases",
-        "--filter",
-        "parse/*",
-        "--profile",
-        "pi",
-        "--jobs",
-        "1",
-        "--timeout",
-        "20",
-    ];
-    for args in [fuzz.iter().map(String::as_str).collect(), run.to_vec()] {
+    let run = run_args("20");
+    for args in [fuzz.iter().map(String::as_str).collect(), run] {
         let (out, took) = cli_with_shell_adapter(&args, "echo oops >&2; exit 3");
         let text = said(&out);
         assert_eq!(out.status.code(), Some(2), "{text}");
@@ -388,19 +393,7 @@ fn fuzz_and_run_say_how_an_adapter_ended_before_its_hello() {
 
 #[test]
 fn run_says_no_hello_of_a_live_adapter_and_not_that_it_exited() {
-    let run = [
-        "run",
-        "--corpus",
-        "../corpus/cases",
-        "--filter",
-        "parse/*",
-        "--profile",
-        "pi",
-        "--jobs",
-        "1",
-        "--timeout",
-        "1",
-    ];
+    let run = run_args("1");
     let (out, _) = cli_with_shell_adapter(&run, "sleep 600");
     let text = said(&out);
     assert_eq!(out.status.code(), Some(2), "{text}");
@@ -412,22 +405,7 @@ fn run_says_no_hello_of_a_live_adapter_and_not_that_it_exited() {
 
 #[test]
 fn an_adapter_that_exits_before_its_hello_while_its_child_holds_stdout_is_reported_at_once() {
-    let (out, took) = cli_with_shell_adapter(
-        &[
-            "run",
-            "--corpus",
-            "../corpus/cases",
-            "--filter",
-            "parse/*",
-            "--profile",
-            "pi",
-            "--jobs",
-            "1",
-            "--timeout",
-            "20",
-        ],
-        "sleep 60 & echo gone >&2; exit 4",
-    );
+    let (out, took) = cli_with_shell_adapter(&run_args("20"), "sleep 60 & echo gone >&2; exit 4");
     let text = said(&out);
     assert!(
         text.contains("exited with status 4 before its hello: gone"),
