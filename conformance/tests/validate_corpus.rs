@@ -80,6 +80,11 @@ fn files_written_by_implementations_validate_without_errors() {
         if case.group != "real" && case.group != "regression" {
             continue;
         }
+        // omp 18.2.3 writes a title slot before the header, which document 000 does not
+        // allow: its files are tagged bad-header, and `validate` says so.
+        if case.file.tags.iter().any(|t| t == "bad-header") {
+            continue;
+        }
         let Some(input) = case.inputs.get("session.jsonl") else {
             continue;
         };
@@ -102,12 +107,18 @@ fn files_written_by_implementations_validate_without_errors() {
             "{} ({profile}): {errors:#?}",
             case.full_name()
         );
-        assert_eq!(
-            profile == Profile::Pi,
-            case.file.name.starts_with("pi-mono"),
-            "{}: decided {profile}",
-            case.full_name()
-        );
+        // A file is decided pi by an entry only pi writes (`session_info`, a
+        // `model_change` with `modelId`); one without such entries reads the same in both.
+        if case.file.name.starts_with("pi-mono-written") {
+            assert_eq!(profile, Profile::Pi, "{}", case.full_name());
+        }
+        if profile == Profile::Pi {
+            assert!(
+                case.file.name.starts_with("pi-"),
+                "{}: decided {profile}",
+                case.full_name()
+            );
+        }
         checked += 1;
     }
     assert!(checked >= 4, "only {checked} files checked");
