@@ -100,7 +100,13 @@ fn an_expected_divergence_list_names_known_kinds_with_reasons() {
         &["--trials", "1", "--expect", list.to_str().unwrap()],
     );
     assert_eq!(out.status.code(), Some(1), "{}", stdout(&out));
-    std::fs::write(&list, "lost the toy holds its last entry back\n").unwrap();
+    // A kill that lands late (a loaded machine) lets the held-back entry reach the
+    // branched file too: misplaced, or written there twice.
+    std::fs::write(
+        &list,
+        "lost the toy holds its last entry back\nmisplaced a late kill: the held-back entry lands in the branched file\nduplicate a late kill: the held-back entry is written there twice\n",
+    )
+    .unwrap();
     let out = toy(
         dir.path(),
         "drop-last",
