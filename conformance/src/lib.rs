@@ -23,6 +23,7 @@ pub mod adapter;
 pub mod affinity;
 pub mod allocator;
 pub mod answers;
+pub mod bundle;
 pub mod canonical;
 pub mod compare;
 pub mod corpus;

@@ -484,7 +484,8 @@ pub struct ReportArgs {
     /// Reports written by `run --format json` (one or more profiles each); each profile run is a column.
     #[arg(required = true, value_name = "REPORT")]
     pub reports: Vec<PathBuf>,
-    /// The corpus, read for each case's `tags` (none when absent).
+    /// The corpus, read for each case's `tags` (none when absent; `report` reads the
+    /// corpus built into the binary when corpus/cases is not here).
     #[arg(long, default_value = "corpus/cases")]
     pub corpus: PathBuf,
     /// Write the matrix as one self-contained HTML page (works from disk, no server).
