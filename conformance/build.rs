@@ -89,7 +89,11 @@ fn files_under(dir: &Path) -> Vec<(String, Vec<u8>)> {
         for entry in entries {
             let entry = entry.unwrap_or_else(|e| panic!("{}: {e}", folder.display()));
             let name = entry.file_name().into_string().unwrap_or_else(|n| {
-                panic!("{}: a file name that is not UTF-8: {n:?}", folder.display())
+                panic!(
+                    "{}: a file name that is not UTF-8: {}",
+                    folder.display(),
+                    n.display()
+                )
             });
             let rel = format!("{prefix}{name}");
             let kind = entry

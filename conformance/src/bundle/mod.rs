@@ -21,7 +21,7 @@ use sha2::{Digest, Sha256};
 mod format;
 
 /// Constants `build.rs` wrote: the embedded corpus's version and the bundle's size.
-#[allow(dead_code)] // `FILES` is for the tests
+#[allow(dead_code, clippy::unreadable_literal)] // `FILES` is for the tests; generated numbers
 mod built {
     include!(concat!(env!("OUT_DIR"), "/bundle.rs"));
 }
