@@ -11,7 +11,7 @@
 //! lists: ids, globs, tags, entry types, signatures),
 //! [`execute`] (the reference as an adapter), [`faults`] (storage faults as case data), [`adapter`] (processes),
 //! [`runner`] (one case), [`harness`] (a whole run, bless), [`report`] (outputs),
-//! [`inspect`] (the `load`/`context`/`tree` commands), [`sessions`] (the `sessions` command over a real store), [`schema`] (JSON Schemas), [`fuzz`] (generated cases, differential testing), [`matrix`] (several runs' reports as one conformance matrix: Markdown and HTML).
+//! [`inspect`] (the `load`/`context`/`tree` commands), [`sessions`] (the `sessions` command over a real store), [`schema`] (JSON Schemas), [`fuzz`] (generated cases, differential testing), [`matrix`] (several runs' reports as one conformance matrix: Markdown and HTML), [`bundle`] (the corpus and schemas the binary carries).
 //!
 //! ```
 //! use session_conformance::canonical::canonical;
@@ -23,6 +23,7 @@ pub mod adapter;
 pub mod affinity;
 pub mod allocator;
 pub mod answers;
+pub mod bundle;
 pub mod canonical;
 pub mod compare;
 pub mod corpus;

@@ -24,7 +24,12 @@ static ALLOCATOR: mimalloc::MiMalloc = mimalloc::MiMalloc;
 /// built-in reference. Point `--adapter` at an executable that speaks
 /// conformance/PROTOCOL.md to test another implementation.
 #[derive(Parser)]
-#[command(name = "session-conformance", version, about, long_about)]
+#[command(
+    name = "session-conformance",
+    version = session_conformance::bundle::LONG_VERSION,
+    about,
+    long_about
+)]
 struct Cli {
     #[command(subcommand)]
     command: Command,

@@ -7,6 +7,7 @@ use serde_json::json;
 use serde_json::value::RawValue;
 use session_reference::model::Profile;
 
+use crate::bundle::CorpusVersion;
 use crate::protocol::Hello;
 use crate::runner::{CaseResult, Status};
 
@@ -49,8 +50,8 @@ pub fn summary_line(runs: &[ProfileRun]) -> String {
     format!("{passed} passed, {failed} failed, {skipped} skipped")
 }
 
-/// The text report.
-pub fn text(runs: &[ProfileRun], color: bool) -> String {
+/// The text report; its last two lines name the corpus run and count the results.
+pub fn text(runs: &[ProfileRun], color: bool, corpus: &CorpusVersion) -> String {
     let paint = |code: &str, s: &str| {
         if color {
             format!("\x1b[{code}m{s}\x1b[0m")
@@ -115,6 +116,7 @@ pub fn text(runs: &[ProfileRun], color: bool) -> String {
             let _ = writeln!(out, "{}: {}", run.profile, extra.join(", "));
         }
     }
+    let _ = writeln!(out, "corpus: {corpus}");
     let _ = writeln!(out, "{}", summary_line(runs));
     out
 }
@@ -155,11 +157,12 @@ fn raw(text: Option<&str>) -> Option<Box<RawValue>> {
     RawValue::from_string(line).ok()
 }
 
-/// JSON Lines: header, cases, summary.
-pub fn json_lines(runs: &[ProfileRun], corpus_hash: &str) -> String {
+/// JSON Lines: header, cases, summary. The header names the corpus run
+/// (`"corpus": {"cases": N, "sha256": "…"}`).
+pub fn json_lines(runs: &[ProfileRun], corpus: &CorpusVersion) -> String {
     let mut out = String::new();
     for run in runs {
-        let header = json!({"type": "header", "tool": "session-conformance", "version": env!("CARGO_PKG_VERSION"), "corpusHash": corpus_hash, "profile": run.profile.name(), "adapter": run.hello});
+        let header = json!({"type": "header", "tool": "session-conformance", "version": env!("CARGO_PKG_VERSION"), "corpus": corpus.to_json(), "profile": run.profile.name(), "adapter": run.hello});
         let _ = writeln!(out, "{header}");
         for r in &run.results {
             let failed = r.expected.is_some();
@@ -200,8 +203,9 @@ pub fn json_lines(runs: &[ProfileRun], corpus_hash: &str) -> String {
     out
 }
 
-/// JUnit XML, one test suite per profile.
-pub fn junit(runs: &[ProfileRun]) -> String {
+/// JUnit XML, one test suite per profile; each suite's properties name the corpus run
+/// (`corpus.cases`, `corpus.sha256`).
+pub fn junit(runs: &[ProfileRun], corpus: &CorpusVersion) -> String {
     let mut out = String::from(
         "<?xml version=\"1.0\" encoding=\"UTF-8\"?>\n<testsuites name=\"session-conformance\">\n",
     );
@@ -217,6 +221,12 @@ pub fn junit(runs: &[ProfileRun]) -> String {
             "  <testsuite name=\"{}\" tests=\"{}\" failures=\"{failures}\" skipped=\"{skipped}\">",
             xml(&format!("{} {} ({})", run.hello.implementation, run.hello.version, run.profile)),
             run.results.len()
+        );
+        let _ = writeln!(
+            out,
+            "    <properties><property name=\"corpus.cases\" value=\"{}\"/><property name=\"corpus.sha256\" value=\"{}\"/></properties>",
+            corpus.cases,
+            xml(&corpus.sha256)
         );
         for r in &run.results {
             let _ = write!(
@@ -268,6 +278,13 @@ fn xml(s: &str) -> String {
 mod tests {
     use super::*;
 
+    fn corpus() -> CorpusVersion {
+        CorpusVersion {
+            cases: 2,
+            sha256: "0123456789abcdef".repeat(4),
+        }
+    }
+
     fn run(statuses: &[Status]) -> ProfileRun {
         let hello = crate::execute::hello(session_reference::model::Profile::Pi);
         let results = statuses
@@ -304,7 +321,7 @@ mod tests {
             Status::Timeout,
         ])];
         assert_eq!(summary_line(&runs), "1 passed, 3 failed, 1 skipped");
-        assert!(text(&runs, false).ends_with("1 passed, 3 failed, 1 skipped\n"));
+        assert!(text(&runs, false, &corpus()).ends_with("1 passed, 3 failed, 1 skipped\n"));
     }
 
     /// A failed case's record carries the normalised outputs as values beside its diff;
@@ -315,7 +332,7 @@ mod tests {
         runs[0].results[0].expected = Some("{\n  \"a\": [\n    1\n  ]\n}\n".into());
         runs[0].results[0].actual = Some("{\n  \"a\": 2\n}\n".into());
         runs[0].results[0].signature = Some("/a: [1] -> 2".into());
-        let lines = json_lines(&runs, "h");
+        let lines = json_lines(&runs, &corpus());
         let record: serde_json::Value = lines
             .lines()
             .nth(1)
@@ -324,16 +341,26 @@ mod tests {
         assert_eq!(record["expected"], json!({"a": [1]}));
         assert_eq!(record["actual"], json!({"a": 2}));
         assert_eq!(record["signature"], "/a: [1] -> 2");
-        let text = text(&runs, false);
+        let text = text(&runs, false, &corpus());
         assert!(text.contains("DIVERGENT (CHANGED) 0001"), "{text}");
         assert!(text.contains("1 divergent (changed)"), "{text}");
-        assert!(text.ends_with("0 passed, 1 failed, 0 skipped\n"), "{text}");
+        assert!(
+            text.ends_with("corpus: 2 cases, sha256 0123456789ab\n0 passed, 1 failed, 0 skipped\n"),
+            "{text}"
+        );
+        let header: serde_json::Value =
+            serde_json::from_str(lines.lines().next().unwrap_or_default()).unwrap_or_default();
+        assert_eq!(
+            header["corpus"],
+            json!({"cases": 2, "sha256": corpus().sha256})
+        );
     }
 
     #[test]
     fn junit_escapes_and_counts() {
-        let xml = junit(&[run(&[Status::Pass, Status::Fail])]);
+        let xml = junit(&[run(&[Status::Pass, Status::Fail])], &corpus());
         assert!(xml.contains("failures=\"1\""));
         assert!(xml.contains("a&lt;b"));
+        assert!(xml.contains("<property name=\"corpus.cases\" value=\"2\"/>"));
     }
 }

@@ -459,15 +459,203 @@ fn run_with_a_filter_that_matches_no_case_exits_2() {
         );
 }
 
+/// Outside the repository, `schema` checks the schemas the binary carries; a `--dir`
+/// that is missing is named.
 #[test]
-fn schema_outside_the_repository_says_it_cannot_find_schemas() {
+fn schema_outside_the_repository_checks_the_built_in_schemas() {
     let dir = tempfile::tempdir().unwrap();
     cli()
         .current_dir(dir.path())
+        .env("XDG_CACHE_HOME", dir.path().join("cache"))
         .arg("schema")
         .assert()
+        .success();
+    cli()
+        .current_dir(dir.path())
+        .args(["schema", "--dir", "nowhere"])
+        .assert()
         .code(2)
-        .stderr_eq("session-conformance: schemas: no schemas folder here; run from the repository root or pass --dir\n");
+        .stderr_eq("session-conformance: nowhere: no schemas folder here; run from the repository root or pass --dir\n");
+}
+
+/// Every regular file under `dir`, by path relative to it.
+fn files_under(dir: &std::path::Path) -> std::collections::BTreeMap<std::path::PathBuf, Vec<u8>> {
+    walkdir::WalkDir::new(dir)
+        .into_iter()
+        .map(Result::unwrap)
+        .filter(|e| e.file_type().is_file())
+        .map(|e| {
+            let rel = e.path().strip_prefix(dir).unwrap().to_path_buf();
+            (rel, std::fs::read(e.path()).unwrap())
+        })
+        .collect()
+}
+
+/// Installed with `cargo install`, the binary runs in an empty folder: no corpus/cases
+/// there, so it unpacks the corpus it carries into its cache, once, even when two runs
+/// start together; `--version` names that corpus.
+#[test]
+fn run_in_an_empty_directory_uses_the_built_in_corpus() {
+    let dir = tempfile::tempdir().unwrap();
+    let empty = dir.path().join("empty");
+    std::fs::create_dir(&empty).unwrap();
+    let cache = dir.path().join("cache");
+    let version = session_conformance::bundle::embedded_version();
+    let bin = snapbox::cmd::cargo_bin!("session-conformance");
+    let together: Vec<_> = (0..2)
+        .map(|_| {
+            std::process::Command::new(bin)
+                .current_dir(&empty)
+                .env("XDG_CACHE_HOME", &cache)
+                .env_remove("CI")
+                .args([
+                    "run",
+                    "--filter",
+                    "parse/*",
+                    "--profile",
+                    "pi",
+                    "--color",
+                    "never",
+                ])
+                .stdout(std::process::Stdio::piped())
+                .stderr(std::process::Stdio::piped())
+                .spawn()
+                .unwrap()
+        })
+        .collect();
+    for child in together {
+        let out = child.wait_with_output().unwrap();
+        let text = String::from_utf8_lossy(&out.stdout);
+        assert!(
+            out.status.success(),
+            "{text}{}",
+            String::from_utf8_lossy(&out.stderr)
+        );
+        assert!(text.contains(&format!("\ncorpus: {version}\n")), "{text}");
+    }
+    let unpacked: Vec<_> = std::fs::read_dir(cache.join("session-conformance"))
+        .unwrap()
+        .map(|e| e.unwrap().file_name().into_string().unwrap())
+        .collect();
+    assert_eq!(unpacked.len(), 1, "{unpacked:?}");
+    assert!(unpacked[0].starts_with("corpus-"), "{unpacked:?}");
+    assert_eq!(std::fs::read_dir(&empty).unwrap().count(), 0);
+    cli()
+        .current_dir(&empty)
+        .env("XDG_CACHE_HOME", &cache)
+        .args(["run", "--filter", "parse/*", "--profile", "omp"])
+        .assert()
+        .success();
+    cli().arg("--version").assert().success().stdout_eq(format!(
+        "session-conformance {} (corpus {version})\n",
+        env!("CARGO_PKG_VERSION")
+    ));
+}
+
+/// `corpus export` writes the repository's corpus and schemas byte for byte, and refuses
+/// a folder that exists and is not empty.
+#[test]
+fn corpus_export_writes_the_repository_corpus_and_refuses_a_non_empty_folder() {
+    let dir = tempfile::tempdir().unwrap();
+    let out = dir.path().join("kit");
+    cli()
+        .args(["corpus", "export"])
+        .arg(&out)
+        .assert()
+        .success();
+    let repo = std::path::Path::new("..");
+    assert_eq!(
+        files_under(&out.join("cases")),
+        files_under(&repo.join("corpus/cases"))
+    );
+    assert_eq!(
+        files_under(&out.join("schemas")),
+        files_under(&repo.join("schemas"))
+    );
+    assert_eq!(
+        std::fs::read(out.join("README.md")).unwrap(),
+        std::fs::read(repo.join("corpus/README.md")).unwrap()
+    );
+    assert_eq!(
+        files_under(&out).len(),
+        files_under(&out.join("cases")).len() + files_under(&out.join("schemas")).len() + 1
+    );
+    let before = files_under(&out);
+    cli()
+        .args(["corpus", "export"])
+        .arg(&out)
+        .assert()
+        .code(2)
+        .stderr_eq(format!(
+            "session-conformance: {}: exists and is not an empty folder; name a new or empty one\n",
+            out.display()
+        ));
+    assert_eq!(files_under(&out), before);
+    let file = dir.path().join("a-file");
+    std::fs::write(&file, "x").unwrap();
+    cli().args(["corpus", "export"]).arg(&file).assert().code(2);
+    assert_eq!(std::fs::read(&file).unwrap(), b"x");
+    let empty = dir.path().join("empty");
+    std::fs::create_dir(&empty).unwrap();
+    cli()
+        .args(["corpus", "export"])
+        .arg(&empty)
+        .assert()
+        .success();
+    assert_eq!(files_under(&empty), before);
+}
+
+/// The JSON report's header names the corpus actually run: the repository's is the one
+/// the binary carries; a corpus of two of its cases has another hash.
+#[test]
+fn the_json_report_names_the_corpus_it_ran() {
+    let header = |corpus: &std::path::Path| {
+        let out = cli()
+            .args([
+                "run",
+                "--profile",
+                "pi",
+                "--format",
+                "json",
+                "--filter",
+                "parse/*",
+                "--corpus",
+            ])
+            .arg(corpus)
+            .assert()
+            .success()
+            .get_output()
+            .stdout
+            .clone();
+        let first = String::from_utf8(out)
+            .unwrap()
+            .lines()
+            .next()
+            .unwrap()
+            .to_owned();
+        serde_json::from_str::<serde_json::Value>(&first).unwrap()
+    };
+    let version = session_conformance::bundle::embedded_version();
+    let repo = header(std::path::Path::new("../corpus/cases"));
+    assert_eq!(repo["type"], "header");
+    assert_eq!(
+        repo["corpus"],
+        serde_json::json!({"cases": version.cases, "sha256": version.sha256})
+    );
+    let dir = tempfile::tempdir().unwrap();
+    let small = dir.path().join("cases");
+    for (rel, bytes) in files_under(std::path::Path::new("../corpus/cases/parse")) {
+        let to = small.join("parse").join(&rel);
+        if rel.starts_with("crlf-line-endings") || rel.starts_with("crlf-blank-lines") {
+            std::fs::create_dir_all(to.parent().unwrap()).unwrap();
+            std::fs::write(to, bytes).unwrap();
+        }
+    }
+    let two = header(&small);
+    assert_eq!(two["corpus"]["cases"], 2, "{two}");
+    assert_ne!(two["corpus"]["sha256"], repo["corpus"]["sha256"]);
+    let computed = session_conformance::bundle::version_of(&small, 2).unwrap();
+    assert_eq!(two["corpus"]["sha256"], computed.sha256);
 }
 
 #[test]

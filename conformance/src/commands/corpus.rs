@@ -1,12 +1,13 @@
-//! `corpus check`: lint every case of a corpus.
+//! `corpus check`: lint every case of a corpus; `corpus export`: write out the corpus the
+//! binary carries.
 
 use std::path::PathBuf;
 use std::process::ExitCode;
 
 use clap::Subcommand;
-use session_conformance::corpus;
+use session_conformance::{bundle, corpus};
 
-use super::status;
+use super::{corpus_dir, status};
 
 /// Corpus maintenance.
 #[derive(clap::Args)]
@@ -19,16 +20,33 @@ pub struct Args {
 enum Command {
     /// Lint every case: unknown keys, names, duplicate ids, missing and orphaned goldens.
     Check {
-        /// Corpus directory.
-        #[arg(long, default_value = "corpus/cases")]
-        corpus: PathBuf,
+        /// Corpus directory (default: corpus/cases when it is here, else the corpus built
+        /// into the binary).
+        #[arg(long)]
+        corpus: Option<PathBuf>,
+    },
+    /// Write the corpus and schemas the binary carries into DIR (DIR/cases/…, DIR/README.md,
+    /// DIR/schemas/…), for harnesses in other languages. DIR must be new or empty.
+    Export {
+        /// The folder to write (created when missing).
+        dir: PathBuf,
     },
 }
 
 /// Runs `corpus`.
-#[allow(clippy::unnecessary_wraps)] // every command returns the same type
 pub fn run(args: Args) -> Result<ExitCode, String> {
-    let Command::Check { corpus } = args.command;
+    let corpus = match args.command {
+        Command::Check { corpus } => corpus_dir(corpus.as_deref())?,
+        Command::Export { dir } => {
+            let files = bundle::export(&dir).map_err(|e| e.to_string())?;
+            println!(
+                "{}: wrote {files} files (corpus {})",
+                dir.display(),
+                bundle::embedded_version()
+            );
+            return Ok(ExitCode::SUCCESS);
+        }
+    };
     let problems = corpus::check(&corpus);
     for p in &problems {
         println!("{p}");

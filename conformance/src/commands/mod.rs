@@ -18,6 +18,7 @@ pub mod tree;
 pub mod validate;
 
 use std::io::{self, Write};
+use std::path::{Path, PathBuf};
 use std::process::ExitCode;
 
 use clap::ValueEnum;
@@ -60,6 +61,29 @@ impl ProfileChoice {
 /// Parses a profile name for clap (`pi`, `omp`, `operator`).
 pub fn parse_profile(s: &str) -> Result<Profile, String> {
     s.parse()
+}
+
+/// The corpus's cases folder: `given`, else `corpus/cases` when it is here, else the
+/// corpus the binary carries (unpacked into the cache on first use).
+pub fn corpus_dir(given: Option<&Path>) -> Result<PathBuf, String> {
+    built_in_unless(given, Path::new("corpus/cases"), "cases")
+}
+
+/// The schemas folder: `given`, else `schemas` when it is here, else the schemas the
+/// binary carries.
+pub fn schemas_dir(given: Option<&Path>) -> Result<PathBuf, String> {
+    built_in_unless(given, Path::new("schemas"), "schemas")
+}
+
+fn built_in_unless(given: Option<&Path>, here: &Path, part: &str) -> Result<PathBuf, String> {
+    if let Some(dir) = given {
+        return Ok(dir.to_path_buf());
+    }
+    if here.is_dir() {
+        return Ok(here.to_path_buf());
+    }
+    let unpacked = session_conformance::bundle::unpacked().map_err(|e| e.to_string())?;
+    Ok(unpacked.join(part))
 }
 
 /// Prints a JSON value in the kit's canonical form.

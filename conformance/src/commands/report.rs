@@ -1,15 +1,21 @@
 //! `report`: the JSON reports of several runs as one conformance matrix (HTML and Markdown).
 
+use std::path::Path;
 use std::process::ExitCode;
 
 use session_conformance::matrix;
 
-use super::write_stdout;
+use super::{corpus_dir, write_stdout};
 
 /// The arguments, as the library's matrix module defines them.
 pub use matrix::ReportArgs as Args;
 
-/// Runs `report`.
+/// Runs `report`. Without a corpus/cases folder here, tags come from the corpus the
+/// binary carries.
 pub fn run(args: &Args) -> Result<ExitCode, String> {
-    write_stdout(&matrix::command(args).map_err(|e| e.to_string())?)
+    let mut args = args.clone();
+    if args.corpus == Path::new("corpus/cases") && !args.corpus.is_dir() {
+        args.corpus = corpus_dir(None)?;
+    }
+    write_stdout(&matrix::command(&args).map_err(|e| e.to_string())?)
 }

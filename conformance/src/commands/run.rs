@@ -1,7 +1,7 @@
 //! `run`: the main job: corpus cases against an implementation, compared with the goldens.
 
 use std::io::{self, IsTerminal};
-use std::path::{Path, PathBuf};
+use std::path::PathBuf;
 use std::process::ExitCode;
 use std::sync::Arc;
 use std::time::Duration;
@@ -9,10 +9,10 @@ use std::time::Duration;
 use clap::ValueEnum;
 use session_conformance::harness::{self, Harness};
 use session_conformance::report::{self, Format, ProfileRun};
-use session_conformance::{corpus, runner};
+use session_conformance::{bundle, corpus, runner};
 use session_reference::model::Profile;
 
-use super::{parse_profile, status, write_stdout, AdapterArgs};
+use super::{corpus_dir, parse_profile, status, write_stdout, AdapterArgs};
 
 /// Run corpus cases against an implementation and compare with the goldens.
 ///
@@ -25,9 +25,10 @@ pub struct Args {
     /// Profile(s) to run (pi, omp, operator); default: every profile for the reference, required for an adapter.
     #[arg(long, value_parser = parse_profile)]
     profile: Vec<Profile>,
-    /// Corpus directory.
-    #[arg(long, default_value = "corpus/cases")]
-    corpus: PathBuf,
+    /// Corpus directory (default: corpus/cases when it is here, else the corpus built into
+    /// the binary).
+    #[arg(long)]
+    corpus: Option<PathBuf>,
     /// Only cases whose group/name (e.g. `parse/*`) or id matches this glob.
     #[arg(long)]
     filter: Option<String>,
@@ -77,10 +78,11 @@ enum Color {
 pub fn run(args: &Args) -> Result<ExitCode, String> {
     let reference = args.adapter.is_reference();
     let profiles = args.adapter.profiles(&args.profile, &Profile::ALL)?;
-    if !args.corpus.is_dir() {
+    let corpus_root = corpus_dir(args.corpus.as_deref())?;
+    if !corpus_root.is_dir() {
         return Err(format!(
             "{}: corpus directory not found (use --corpus)",
-            args.corpus.display()
+            corpus_root.display()
         ));
     }
     let divergences = match &args.expect {
@@ -89,7 +91,7 @@ pub fn run(args: &Args) -> Result<ExitCode, String> {
     };
     // Read once for every profile: a case of several profiles shares its goldens and
     // known tokens between their runs.
-    let cases = Arc::new(corpus::load(&args.corpus).map_err(|e| e.to_string())?);
+    let cases = Arc::new(corpus::load(&corpus_root).map_err(|e| e.to_string())?);
     if let Some(glob) = &args.filter {
         let matcher = globset::Glob::new(glob)
             .map_err(|e| format!("bad --filter {glob:?}: {e}"))?
@@ -100,13 +102,13 @@ pub fn run(args: &Args) -> Result<ExitCode, String> {
         {
             return Err(format!(
                 "--filter {glob:?} matches no case of {} (it matches `group/name`, e.g. `parse/*`, or an id)",
-                args.corpus.display()
+                corpus_root.display()
             ));
         }
     }
     let mut runs: Vec<ProfileRun> = Vec::new();
     for profile in profiles {
-        let mut harness = Harness::new(&args.corpus)
+        let mut harness = Harness::new(&corpus_root)
             .loaded(Arc::clone(&cases))
             .profile(profile)
             .ignore(divergences.clone())
@@ -135,10 +137,11 @@ pub fn run(args: &Args) -> Result<ExitCode, String> {
         Color::Never => false,
         Color::Auto => std::env::var_os("NO_COLOR").is_none() && io::stdout().is_terminal(),
     };
+    let version = bundle::version_of(&corpus_root, cases.len()).map_err(|e| e.to_string())?;
     let text = match args.format {
-        Format::Text => report::text(&runs, color),
-        Format::Json => report::json_lines(&runs, &corpus_hash(&args.corpus)),
-        Format::Junit => report::junit(&runs),
+        Format::Text => report::text(&runs, color, &version),
+        Format::Json => report::json_lines(&runs, &version),
+        Format::Junit => report::junit(&runs, &version),
     };
     write_stdout(&text)?;
     if let (true, Some(path)) = (args.write_divergences, &args.expect) {
@@ -157,33 +160,4 @@ pub fn run(args: &Args) -> Result<ExitCode, String> {
         );
     }
     Ok(status(harness::all_good(&runs)))
-}
-
-/// A digest of every case's files, so a JSON report names the corpus it ran.
-fn corpus_hash(root: &Path) -> String {
-    use sha2::{Digest, Sha256};
-    let mut hasher = Sha256::new();
-    for case in corpus::load(root).unwrap_or_default() {
-        let mut files: Vec<PathBuf> = std::fs::read_dir(&case.dir)
-            .into_iter()
-            .flatten()
-            .flatten()
-            .map(|e| e.path())
-            .filter(|p| p.is_file())
-            .collect();
-        files.sort();
-        for f in files {
-            hasher.update(f.to_string_lossy().as_bytes());
-            hasher.update(std::fs::read(&f).unwrap_or_default());
-        }
-        for (name, bytes) in &case.inputs {
-            hasher.update(name.as_bytes());
-            hasher.update(bytes);
-        }
-    }
-    hasher.finalize().iter().fold(String::new(), |mut s, b| {
-        use std::fmt::Write as _;
-        let _ = write!(s, "{b:02x}");
-        s
-    })
 }

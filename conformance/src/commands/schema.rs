@@ -8,7 +8,7 @@ use clap::Subcommand;
 use session_conformance::schema;
 use session_conformance::schema_diff::{self, Impact};
 
-use super::{status, write_stdout};
+use super::{schemas_dir, status, write_stdout};
 
 /// Check or regenerate the JSON Schemas in schemas/ from the Rust types; `schema diff` compares two sets.
 #[derive(clap::Args)]
@@ -18,9 +18,10 @@ pub struct Args {
     /// Write the schemas (default: only check that they are current; exit 1 if not).
     #[arg(long)]
     write: bool,
-    /// The schemas directory.
-    #[arg(long, default_value = "schemas")]
-    dir: PathBuf,
+    /// The schemas directory (default: schemas when it is here; to check, else the schemas
+    /// built into the binary).
+    #[arg(long)]
+    dir: Option<PathBuf>,
 }
 
 #[derive(Subcommand)]
@@ -43,18 +44,20 @@ pub fn run(args: Args) -> Result<ExitCode, String> {
         return diff(&old, &new);
     }
     if args.write {
-        for path in schema::write(&args.dir).map_err(|e| format!("{}: {e}", args.dir.display()))? {
+        let dir = args.dir.unwrap_or_else(|| PathBuf::from("schemas"));
+        for path in schema::write(&dir).map_err(|e| format!("{}: {e}", dir.display()))? {
             println!("wrote {}", path.display());
         }
         return Ok(ExitCode::SUCCESS);
     }
-    if !args.dir.is_dir() {
+    let dir = schemas_dir(args.dir.as_deref())?;
+    if !dir.is_dir() {
         return Err(format!(
             "{}: no schemas folder here; run from the repository root or pass --dir",
-            args.dir.display()
+            dir.display()
         ));
     }
-    let stale = schema::stale(&args.dir);
+    let stale = schema::stale(&dir);
     for path in &stale {
         println!(
             "{}: stale; run `session-conformance schema --write`",

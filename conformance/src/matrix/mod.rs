@@ -117,6 +117,9 @@ pub struct Column {
     pub profile: String,
     /// The report file it came from.
     pub source: PathBuf,
+    /// The corpus the run names in its header (`861 cases, sha256 64eb489d5004`), when
+    /// it names one.
+    pub corpus: Option<String>,
     /// Its cases in report order.
     pub cases: Vec<Outcome>,
 }
@@ -220,6 +223,17 @@ struct Line {
     notes: Option<Value>,
     diff: Option<Value>,
     tags: Option<Value>,
+    corpus: Option<Value>,
+}
+
+/// A header's `corpus` (`{"cases": N, "sha256": "…"}`) as `N cases, sha256 <12 digits>`;
+/// `None` when it is absent or not of that shape.
+fn corpus_of(value: Option<&Value>) -> Option<String> {
+    let value = value?;
+    let cases = value.get("cases")?.as_u64()?;
+    let sha = value.get("sha256")?.as_str()?;
+    let short: String = sha.chars().take(12).collect();
+    Some(format!("{cases} cases, sha256 {short}"))
 }
 
 fn text_of(value: Option<&Value>) -> Option<String> {
@@ -272,6 +286,7 @@ impl Report {
                         profile: text_of(record.profile.as_ref())
                             .unwrap_or_else(|| field("profile")),
                         source: path.to_owned(),
+                        corpus: corpus_of(record.corpus.as_ref()),
                         cases: Vec::new(),
                     });
                 }
@@ -484,7 +499,8 @@ pub struct ReportArgs {
     /// Reports written by `run --format json` (one or more profiles each); each profile run is a column.
     #[arg(required = true, value_name = "REPORT")]
     pub reports: Vec<PathBuf>,
-    /// The corpus, read for each case's `tags` (none when absent).
+    /// The corpus, read for each case's `tags` (none when absent; `report` reads the
+    /// corpus built into the binary when corpus/cases is not here).
     #[arg(long, default_value = "corpus/cases")]
     pub corpus: PathBuf,
     /// Write the matrix as one self-contained HTML page (works from disk, no server).
@@ -574,6 +590,36 @@ mod tests {
             r"| cases | x\\u{a}# injected\\u{a}&lt;script&gt; 1 \| \*b\* \[l\](u) (pi) |"
         );
         assert_eq!(markdown.lines().count(), 4, "{markdown}");
+    }
+
+    /// Columns that ran different corpora are named under the table; the same corpus, or
+    /// none named (an older report), adds nothing.
+    #[test]
+    fn markdown_names_the_corpora_when_columns_ran_different_ones() {
+        let report = |name: &str, corpus: &str| {
+            format!(
+                "{{\"type\":\"header\",\"profile\":\"pi\",{corpus}\"adapter\":{{\"implementation\":\"{name}\",\"version\":\"1\"}}}}\n\
+                 {{\"type\":\"case\",\"id\":\"0001\",\"name\":\"g/a\",\"status\":\"pass\"}}\n"
+            )
+        };
+        let same = r#""corpus":{"cases":861,"sha256":"64eb489d5004a708"},"#;
+        let other = r#""corpus":{"cases":2,"sha256":"0123456789abcdef"},"#;
+        let markdown = |texts: &[String]| {
+            let columns = texts
+                .iter()
+                .flat_map(|t| Report::parse(t, Path::new("r")).unwrap().columns)
+                .collect();
+            Matrix::build(columns, &std::collections::BTreeMap::default()).markdown()
+        };
+        let plain = markdown(&[report("a", same), report("b", same), report("c", "")]);
+        assert_eq!(plain.lines().count(), 4, "{plain}");
+        let mixed = markdown(&[report("a", same), report("b", other)]);
+        assert!(
+            mixed.ends_with(
+                "\nThe columns ran different corpora: a 1 (pi): 861 cases, sha256 64eb489d5004; b 1 (pi): 2 cases, sha256 0123456789ab.\n"
+            ),
+            "{mixed}"
+        );
     }
 
     #[test]

@@ -80,6 +80,8 @@ fn cut(s: &str, max: usize) -> (&str, bool) {
 impl Matrix {
     /// The matrix as a Markdown table: a row per group and tag (after "all cases"), a column
     /// per implementation, each cell its non-zero counts (`412 passed · 62 divergent`).
+    /// When the reports name different corpora, a line under the table names each
+    /// column's.
     pub fn markdown(&self) -> String {
         let mut out = String::from("| cases |");
         for column in &self.columns {
@@ -101,6 +103,26 @@ impl Matrix {
                 let _ = write!(out, " {} |", cell_text(cell));
             }
             out.push('\n');
+        }
+        let corpora: std::collections::BTreeSet<&str> = self
+            .columns
+            .iter()
+            .filter_map(|c| c.corpus.as_deref())
+            .collect();
+        if corpora.len() > 1 {
+            let named: Vec<String> = self
+                .columns
+                .iter()
+                .filter_map(|c| {
+                    let corpus = c.corpus.as_deref()?;
+                    Some(format!("{}: {}", md_escape(&c.label()), md_escape(corpus)))
+                })
+                .collect();
+            let _ = writeln!(
+                out,
+                "\nThe columns ran different corpora: {}.",
+                named.join("; ")
+            );
         }
         out
     }
