@@ -8,6 +8,7 @@ use serde_json::value::RawValue;
 use session_reference::model::Profile;
 
 use crate::bundle::CorpusVersion;
+use crate::guard::printable;
 use crate::protocol::Hello;
 use crate::runner::{CaseResult, Status};
 
@@ -85,6 +86,9 @@ pub fn text(runs: &[ProfileRun], color: bool, corpus: &CorpusVersion) -> String 
                 .map(|p| format!(" at {p}"))
                 .unwrap_or_default();
             let _ = writeln!(out, "{status} {} {}{at}", r.id, r.name);
+            if !r.description.is_empty() {
+                let _ = writeln!(out, "  case: {}", printable(&r.description));
+            }
             for note in &r.notes {
                 let _ = writeln!(out, "  {note}");
             }
@@ -115,10 +119,61 @@ pub fn text(runs: &[ProfileRun], color: bool, corpus: &CorpusVersion) -> String 
         if !extra.is_empty() {
             let _ = writeln!(out, "{}: {}", run.profile, extra.join(", "));
         }
+        out.push_str(&grouped_failures(&run.results));
     }
     let _ = writeln!(out, "corpus: {corpus}");
     let _ = writeln!(out, "{}", summary_line(runs));
     out
+}
+
+/// The failures of a run grouped by where they first differ, array indices as `*`,
+/// with their case groups: `12 at /response/ok/nodes/*/label (labels/, tree/)`, so that
+/// the failures one bug causes read as one line. A failure with no difference (a
+/// timeout, a crash) is grouped by its status. Empty for fewer than two failures.
+fn grouped_failures(results: &[CaseResult]) -> String {
+    let mut groups: BTreeMap<String, (usize, std::collections::BTreeSet<&str>)> = BTreeMap::new();
+    let failures = results.iter().filter(|r| r.status.is_failure());
+    for r in failures {
+        let key = match &r.pointer {
+            Some(pointer) => format!("at {}", indices_as_stars(pointer)),
+            None => r.status.name().to_owned(),
+        };
+        let group = r.name.split('/').next().unwrap_or_default();
+        let entry = groups.entry(key).or_default();
+        entry.0 += 1;
+        entry.1.insert(group);
+    }
+    if groups.values().map(|(n, _)| n).sum::<usize>() < 2 {
+        return String::new();
+    }
+    let mut rows: Vec<(String, usize, String)> = groups
+        .into_iter()
+        .map(|(key, (n, g))| {
+            let g: Vec<String> = g.into_iter().map(|g| format!("{g}/")).collect();
+            (key, n, g.join(", "))
+        })
+        .collect();
+    rows.sort_by(|a, b| b.1.cmp(&a.1).then_with(|| a.0.cmp(&b.0)));
+    let mut out = String::from("failures by where they first differ:\n");
+    for (key, n, g) in rows {
+        let _ = writeln!(out, "  {n} {} ({g})", printable(&key));
+    }
+    out
+}
+
+/// A JSON Pointer with its array indices (all-digit segments) as `*`.
+fn indices_as_stars(pointer: &str) -> String {
+    pointer
+        .split('/')
+        .map(|s| {
+            if !s.is_empty() && s.bytes().all(|b| b.is_ascii_digit()) {
+                "*"
+            } else {
+                s
+            }
+        })
+        .collect::<Vec<_>>()
+        .join("/")
 }
 
 /// A status as the text report names it in its counts.
@@ -293,6 +348,7 @@ mod tests {
             .map(|(i, s)| CaseResult {
                 id: format!("{i:04}"),
                 name: format!("g/c{i}"),
+                description: String::new(),
                 status: *s,
                 pointer: None,
                 diff: None,
@@ -308,6 +364,39 @@ mod tests {
             hello,
             results,
         }
+    }
+
+    #[test]
+    fn failures_are_grouped_by_where_they_first_differ() {
+        let mut run = run(&[
+            Status::Fail,
+            Status::Fail,
+            Status::Fail,
+            Status::Timeout,
+            Status::Pass,
+        ]);
+        let places = [
+            ("labels/a", Some("/response/ok/nodes/3/label")),
+            ("tree/b", Some("/response/ok/nodes/12/label")),
+            ("tree/c", Some("/response/ok/leafId")),
+            ("apply/d", None),
+        ];
+        for (r, (name, pointer)) in run.results.iter_mut().zip(places) {
+            r.name = name.to_owned();
+            r.pointer = pointer.map(str::to_owned);
+            r.description = format!("what {name} checks");
+        }
+        let text = text(&[run], false, &corpus());
+        assert!(
+            text.contains(
+                "FAIL 0000 labels/a at /response/ok/nodes/3/label\n  case: what labels/a checks\n"
+            ),
+            "{text}"
+        );
+        assert!(
+            text.contains("failures by where they first differ:\n  2 at /response/ok/nodes/*/label (labels/, tree/)\n  1 at /response/ok/leafId (tree/)\n  1 timeout (apply/)\n"),
+            "{text}"
+        );
     }
 
     #[test]

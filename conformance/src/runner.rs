@@ -73,6 +73,8 @@ pub struct CaseResult {
     pub id: String,
     /// `group/name`.
     pub name: String,
+    /// What the case checks: its `description` (empty when it has none).
+    pub description: String,
     /// Outcome.
     pub status: Status,
     /// JSON Pointer of the first difference.
@@ -434,6 +436,7 @@ fn compare_case(
     let mut result = CaseResult {
         id: case.id(),
         name: case.full_name(),
+        description: case.file.description.clone(),
         status: Status::Pass,
         pointer: None,
         diff: None,

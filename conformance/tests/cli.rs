@@ -963,3 +963,59 @@ fn profile_values_are_listed_in_the_help_of_load_context_tree_and_compaction() {
         }
     }
 }
+
+/// Issue #40: each failure shows its case's description, and a run with many failures
+/// ends with them grouped by where they first differ.
+#[test]
+fn a_run_with_many_failures_shows_each_case_and_groups_them() {
+    let adapter = r#"import sys, json
+sys.stdin.readline()
+print(json.dumps({"type": "hello", "implementation": "wrong", "version": "1", "profile": "pi", "operations": ["load"], "capabilities": []}), flush=True)
+for line in sys.stdin:
+    request = json.loads(line)
+    if request.get("type") == "bye":
+        break
+    print(json.dumps({"type": "response", "case": request["case"], "ok": {"header": None, "entries": [], "leafId": None}}), flush=True)
+"#;
+    let out = cli()
+        .current_dir(env!("CARGO_MANIFEST_DIR"))
+        .args([
+            "run",
+            "--corpus",
+            "../corpus/cases",
+            "--filter",
+            "parse/*",
+            "--profile",
+            "pi",
+        ])
+        .args([
+            "--jobs",
+            "1",
+            "--timeout",
+            "20",
+            "--adapter",
+            "python3",
+            "--",
+            "-c",
+            adapter,
+        ])
+        .assert()
+        .code(1)
+        .get_output()
+        .stdout
+        .clone();
+    let text = String::from_utf8(out).expect("utf-8");
+    assert!(
+        text.contains("FAIL 0001 parse/blank-lines-between-entries at /response/ok/entries/0\n  case: Empty lines 2, 4 and 5 are skipped"),
+        "{text}"
+    );
+    let groups = text
+        .split("failures by where they first differ:\n")
+        .nth(1)
+        .expect("a grouped summary");
+    assert!(groups.starts_with("  "), "{groups}");
+    assert!(
+        groups.contains(" at /response/ok/entries/* (parse/)\n"),
+        "{groups}"
+    );
+}
