@@ -26,6 +26,7 @@
 
 use std::collections::BTreeMap;
 use std::fmt;
+use std::fmt::Write as _;
 use std::fs;
 use std::path::{Path, PathBuf};
 
@@ -285,6 +286,17 @@ pub struct Rewritten {
     pub signed: Vec<String>,
     /// Ids removed because the case now passes.
     pub removed: Vec<String>,
+    /// Ids of failures the list did not name, added with [`UNREVIEWED`] for a reason.
+    pub added: Vec<String>,
+}
+
+/// The reason `--write-divergences` gives a failure it adds to a list: a placeholder
+/// that runs report as unreviewed until someone writes the real reason over it.
+pub const UNREVIEWED: &str = "UNREVIEWED: say why this implementation differs";
+
+/// Whether a listed reason is still [`UNREVIEWED`]'s placeholder.
+pub fn is_unreviewed(reason: &str) -> bool {
+    reason.starts_with("UNREVIEWED")
 }
 
 /// Rewrites a list's text with the signatures of a run: `signatures` maps each case
@@ -324,7 +336,9 @@ pub fn rewrite(text: &str, signatures: &BTreeMap<String, Option<String>>) -> (St
 }
 
 /// Writes the signatures of `runs` into the list at `path` ([`rewrite`]): each case listed
-/// by id that differed gets its signature, each that passed is removed.
+/// by id that differed gets its signature, each that passed is removed, and each failure
+/// the list does not excuse is added with the [`UNREVIEWED`] placeholder for its reason,
+/// so that one run seeds a list. A missing list is made.
 pub fn write_signatures(
     path: &Path,
     runs: &[crate::report::ProfileRun],
@@ -334,7 +348,10 @@ pub fn write_signatures(
         path: path.to_owned(),
         error,
     };
-    let text = fs::read_to_string(path).map_err(io)?;
+    let text = match fs::read_to_string(path) {
+        Err(e) if e.kind() == std::io::ErrorKind::NotFound => String::new(),
+        read => read.map_err(io)?,
+    };
     let mut signatures = BTreeMap::new();
     for result in runs.iter().flat_map(|r| &r.results) {
         match result.status {
@@ -349,7 +366,28 @@ pub fn write_signatures(
             _ => {}
         }
     }
-    let (new, changed) = rewrite(&text, &signatures);
+    let (mut new, mut changed) = rewrite(&text, &signatures);
+    let mut failures: Vec<(&str, &str)> = runs
+        .iter()
+        .flat_map(|r| &r.results)
+        // An unexpected pass is a listed case that passes: removed above, not added.
+        .filter(|r| r.status.is_failure() && r.status != Status::UnexpectedPass)
+        .map(|r| {
+            (
+                r.id.as_str(),
+                r.signature.as_deref().unwrap_or(r.status.name()),
+            )
+        })
+        .collect();
+    failures.sort_unstable();
+    failures.dedup_by_key(|(id, _)| *id);
+    for (id, signature) in failures {
+        if !new.is_empty() && !new.ends_with('\n') {
+            new.push('\n');
+        }
+        let _ = writeln!(new, "{id} {UNREVIEWED}{SIGNATURE_MARK}{signature}");
+        changed.added.push(id.to_owned());
+    }
     if new != text {
         fs::write(path, new).map_err(io)?;
     }

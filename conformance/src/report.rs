@@ -119,6 +119,18 @@ pub fn text(runs: &[ProfileRun], color: bool, corpus: &CorpusVersion) -> String 
         if !extra.is_empty() {
             let _ = writeln!(out, "{}: {}", run.profile, extra.join(", "));
         }
+        let unreviewed = run
+            .results
+            .iter()
+            .filter(|r| r.notes.iter().any(|n| n == crate::runner::UNREVIEWED_NOTE))
+            .count();
+        if unreviewed > 0 {
+            let _ = writeln!(
+                out,
+                "{}: {unreviewed} divergence(s) listed as UNREVIEWED: write why each differs",
+                run.profile
+            );
+        }
         out.push_str(&grouped_failures(&run.results));
     }
     let _ = writeln!(out, "corpus: {corpus}");

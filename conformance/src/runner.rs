@@ -66,6 +66,10 @@ impl Status {
     }
 }
 
+/// The note of a case its divergence list excuses with the placeholder reason of
+/// `--write-divergences` (`divergences::UNREVIEWED`).
+pub const UNREVIEWED_NOTE: &str = "unreviewed: the divergence list gives no reason yet";
+
 /// The result of one case.
 #[derive(Debug, Clone)]
 pub struct CaseResult {
@@ -617,6 +621,9 @@ fn apply_divergence(
                 }
                 _ => Status::Divergent,
             };
+            if crate::divergences::is_unreviewed(&known.reason) {
+                result.notes.push(UNREVIEWED_NOTE.to_owned());
+            }
             result
                 .notes
                 .push(format!("known divergence: {}", known.reason));

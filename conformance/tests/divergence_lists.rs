@@ -51,3 +51,51 @@ fn writing_divergences_removes_passing_ids_and_keeps_the_rest() {
     );
     run(false).assert().success();
 }
+
+/// Issue #40: one run seeds a list. `--write-divergences` on a missing list makes it,
+/// with every failure under the placeholder reason `UNREVIEWED`; the next run passes and
+/// says how many reasons are still to write.
+#[test]
+fn writing_divergences_seeds_a_list_from_a_red_run() {
+    let adapter = r#"import sys, json
+sys.stdin.readline()
+print(json.dumps({"type": "hello", "implementation": "wrong", "version": "1", "profile": "pi", "operations": ["load"], "capabilities": []}), flush=True)
+for line in sys.stdin:
+    request = json.loads(line)
+    if request.get("type") == "bye":
+        break
+    print(json.dumps({"type": "response", "case": request["case"], "ok": {"header": None, "entries": [], "leafId": None}}), flush=True)
+"#;
+    let dir = tempfile::tempdir().expect("temp dir");
+    let list = dir.path().join("new-divergences");
+    let run = |write: bool| {
+        let mut command = cli()
+            .args([
+                "run",
+                "--profile",
+                "pi",
+                "--filter",
+                "parse/blank-*",
+                "--color",
+                "never",
+            ])
+            .args(["--jobs", "1", "--timeout", "20", "--expect"])
+            .arg(&list);
+        if write {
+            command = command.arg("--write-divergences");
+        }
+        command.args(["--adapter", "python3", "--", "-c", adapter])
+    };
+    let seeded = run(true).assert().code(1).get_output().stderr.clone();
+    let seeded = String::from_utf8_lossy(&seeded);
+    assert!(
+        seeded.contains("failure(s) added as UNREVIEWED"),
+        "{seeded}"
+    );
+    let text = std::fs::read_to_string(&list).expect("the list is made");
+    assert!(text.starts_with("0001 UNREVIEWED: say why"), "{text}");
+    assert!(text.lines().all(|l| l.contains(" ## ")), "{text}");
+    let out = run(false).assert().success().get_output().stdout.clone();
+    let out = String::from_utf8_lossy(&out);
+    assert!(out.contains("divergence(s) listed as UNREVIEWED"), "{out}");
+}

@@ -37,7 +37,9 @@ pub struct Args {
     #[arg(long)]
     expect: Option<PathBuf>,
     /// After the run, write each listed case's signature (how it differs now) into the
-    /// `--expect` list, and remove the ids that now pass.
+    /// `--expect` list, remove the ids that now pass, and add each failure with the
+    /// placeholder reason `UNREVIEWED` (later runs say so until a reason is written); a
+    /// missing list is made, so one run seeds it.
     #[arg(long, requires = "expect")]
     write_divergences: bool,
     /// Cases run in parallel (one adapter process each); default: the number of CPUs.
@@ -86,6 +88,8 @@ pub fn run(args: &Args) -> Result<ExitCode, String> {
         ));
     }
     let divergences = match &args.expect {
+        // `--write-divergences` makes a missing list: one run seeds it.
+        Some(path) if args.write_divergences && !path.exists() => runner::Divergences::new(),
         Some(path) => runner::read_divergences(path).map_err(|e| e.to_string())?,
         None => runner::Divergences::new(),
     };
@@ -148,9 +152,10 @@ pub fn run(args: &Args) -> Result<ExitCode, String> {
         let changed = session_conformance::divergences::write_signatures(path, &runs)
             .map_err(|e| e.to_string())?;
         eprintln!(
-            "session-conformance: {}: {} signature(s) written, {} passing id(s) removed{}",
+            "session-conformance: {}: {} signature(s) written, {} failure(s) added as UNREVIEWED, {} passing id(s) removed{}",
             path.display(),
             changed.signed.len(),
+            changed.added.len(),
             changed.removed.len(),
             if changed.removed.is_empty() {
                 String::new()
