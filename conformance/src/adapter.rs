@@ -428,6 +428,14 @@ fn parse_response(line: &str, case: &str) -> Result<Response, Failure> {
 /// surrogate, a repeated key, not a response) takes the way through a JSON value,
 /// which gives the same response or says what is wrong.
 fn read_response(line: &str) -> Result<Response, String> {
+    // Each object and array becomes a value of a hundred bytes or more: memory by bytes.
+    let values = crate::guard::containers(line.as_bytes());
+    if values > crate::guard::MAX_INPUT_CONTAINERS {
+        return Err(format!(
+            "response holds {values} JSON objects and arrays, more than the limit of {}",
+            crate::guard::MAX_INPUT_CONTAINERS
+        ));
+    }
     if let Ok(response) = serde_json::from_str::<Response>(line) {
         return Ok(response);
     }

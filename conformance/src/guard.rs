@@ -240,18 +240,19 @@ pub fn read_regular(path: &Path, limit: u64) -> io::Result<Contents> {
 /// sparse file of a terabyte costs nothing; a pipe is read up to the limit.
 pub const MAX_INPUT_BYTES: u64 = 1 << 30;
 
-/// The most lines a FILE argument may have (4,000,000, forty times the benchmark
+/// The most lines a FILE argument may have (2,000,000, twenty times the benchmark
 /// session's). Each line the reference keeps costs about a hundred bytes beyond its text,
 /// so a file of short lines (`{}`, or blank ones) would otherwise take memory by its
 /// line count, not its bytes.
-pub const MAX_INPUT_LINES: usize = 4_000_000;
+pub const MAX_INPUT_LINES: usize = 2_000_000;
 
-/// The most JSON objects and arrays a FILE argument may hold outside its strings
-/// (4,000,000; the benchmark session has about 600,000). Each becomes a value of a
+/// The most JSON objects and arrays a FILE argument, a request to `serve` or an
+/// adapter's answer may hold outside its strings
+/// (2,000,000; the benchmark session has about 600,000). Each becomes a value of a
 /// hundred bytes or more when a session is inspected, however few bytes it is written
 /// in (`{"a":{}}` is 9 bytes and two objects), so the cap keeps memory to a bounded
 /// multiple of the bytes.
-pub const MAX_INPUT_CONTAINERS: usize = 4_000_000;
+pub const MAX_INPUT_CONTAINERS: usize = 2_000_000;
 
 /// How many JSON objects and arrays `bytes` opens outside strings (a `{` or `[` in a
 /// string does not count; a string ends at its closing quote or, unclosed, at the end
@@ -407,6 +408,10 @@ fn read_pipe(path: &Path, idle: std::time::Duration) -> Result<Vec<u8>, InputErr
         }
         match file.read(&mut chunk) {
             Ok(0) => return Ok(bytes),
+            // Refused before it grows: a buffer past the limit would double beyond it.
+            Ok(n) if (bytes.len() + n) as u64 > MAX_INPUT_BYTES => {
+                return Err(InputError::TooLarge((bytes.len() + n) as u64));
+            }
             Ok(n) => bytes.extend_from_slice(&chunk[..n]),
             Err(e)
                 if matches!(

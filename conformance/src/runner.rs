@@ -66,6 +66,16 @@ impl Status {
     }
 }
 
+/// A request as it was sent, cut to 300 characters: what a timeout was waiting on.
+fn request_excerpt(request: &Request) -> String {
+    const MAX: usize = 300;
+    let text = serde_json::to_string(request).unwrap_or_default();
+    match text.char_indices().nth(MAX) {
+        Some((at, _)) => format!("{}…", &text[..at]),
+        None => text,
+    }
+}
+
 /// The note of a case its divergence list excuses with the placeholder reason of
 /// `--write-divergences` (`divergences::UNREVIEWED`).
 pub const UNREVIEWED_NOTE: &str = "unreviewed: the divergence list gives no reason yet";
@@ -238,7 +248,12 @@ pub fn produce_with(
     let response = adapter.call(&request, timeout).map_err(|f| match f {
         Failure::Timeout => (
             Status::Timeout,
-            format!("no response within {}s", timeout.as_secs()),
+            format!(
+                "no response within {}s to `{}`; the request sent: {}",
+                timeout.as_secs(),
+                case.file.op,
+                request_excerpt(&request)
+            ),
         ),
         Failure::Start(m) | Failure::Crash(m) => (Status::Crash, m),
         Failure::Protocol(m) => (Status::ProtocolError, m),

@@ -1019,3 +1019,124 @@ for line in sys.stdin:
         "{groups}"
     );
 }
+
+/// Issue #41, third review: an adapter's answer of more JSON objects and arrays than the
+/// limit is a protocol error of its case, refused before it becomes values; the run goes on.
+#[test]
+fn an_answer_of_too_many_values_fails_its_case_only() {
+    let adapter = r#"import sys, json
+sys.stdin.readline()
+print(json.dumps({"type": "hello", "implementation": "big", "version": "1", "profile": "pi", "operations": ["load"], "capabilities": []}), flush=True)
+for line in sys.stdin:
+    request = json.loads(line)
+    if request.get("type") == "bye":
+        break
+    many = ",".join(["{}"] * 2000001)
+    print('{"type":"response","case":"%s","ok":[%s]}' % (request["case"], many), flush=True)
+"#;
+    let out = cli()
+        .current_dir(env!("CARGO_MANIFEST_DIR"))
+        .args([
+            "run",
+            "--corpus",
+            "../corpus/cases",
+            "--filter",
+            "parse/blank-*",
+            "--profile",
+            "pi",
+        ])
+        .args([
+            "--jobs",
+            "1",
+            "--timeout",
+            "30",
+            "--adapter",
+            "python3",
+            "--",
+            "-c",
+            adapter,
+        ])
+        .assert()
+        .code(1)
+        .get_output()
+        .stdout
+        .clone();
+    let text = String::from_utf8(out).expect("utf-8");
+    assert!(
+        text.contains("JSON objects and arrays, more than the limit"),
+        "{text}"
+    );
+}
+
+/// Issue #41, third review: `corpus export` does not follow a link given with a
+/// trailing `/`.
+#[test]
+fn corpus_export_refuses_a_link_with_a_trailing_slash() {
+    let root = tempfile::tempdir().expect("dir");
+    let target = root.path().join("target");
+    std::fs::create_dir(&target).expect("folder");
+    std::os::unix::fs::symlink(&target, root.path().join("link")).expect("link");
+    cli()
+        .arg("corpus")
+        .arg("export")
+        .arg(format!("{}/", root.path().join("link").display()))
+        .assert()
+        .failure();
+    assert_eq!(std::fs::read_dir(&target).expect("target").count(), 0);
+}
+
+/// Issue #41, third review: a corpus another user planted under the cache's name (the
+/// temp folder is shared) is not used; the run unpacks its own.
+#[test]
+fn a_cache_folder_of_another_user_is_not_used() {
+    let is_root = std::process::Command::new("id")
+        .arg("-u")
+        .output()
+        .is_ok_and(|o| o.stdout.starts_with(b"0\n"));
+    let root = tempfile::tempdir().expect("dir");
+    let (xdg, home, empty) = (
+        root.path().join("xdg"),
+        root.path().join("home"),
+        root.path().join("empty"),
+    );
+    for dir in [&xdg, &home, &empty] {
+        std::fs::create_dir(dir).expect("folder");
+    }
+    let check = || {
+        cli()
+            .current_dir(&empty)
+            .env("XDG_CACHE_HOME", &xdg)
+            .env("HOME", &home)
+            .args(["corpus", "check"])
+            .assert()
+            .get_output()
+            .clone()
+    };
+    check();
+    let cache = xdg.join("session-conformance");
+    let name = std::fs::read_dir(&cache)
+        .expect("the cache")
+        .flatten()
+        .map(|e| e.file_name())
+        .find(|n| n.to_string_lossy().starts_with("corpus-"))
+        .expect("an unpacked corpus");
+    std::fs::remove_dir_all(cache.join(&name)).expect("removed");
+    let planted = cache.join(&name).join("cases/g/planted");
+    std::fs::create_dir_all(&planted).expect("folders");
+    std::fs::write(planted.join("case.json"), "{}").expect("write");
+    if is_root {
+        let owned = std::process::Command::new("chown")
+            .args(["-R", "65534:65534"])
+            .arg(cache.join(&name))
+            .status()
+            .expect("chown");
+        assert!(owned.success());
+    } else {
+        // Another user's folder cannot be made without root (CI runs as root).
+        return;
+    }
+    let out = check();
+    let text = String::from_utf8_lossy(&out.stdout) + String::from_utf8_lossy(&out.stderr);
+    assert!(!text.contains("planted"), "{text}");
+    assert!(text.contains(" cases, 0 problem(s)"), "{text}");
+}

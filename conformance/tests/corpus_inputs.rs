@@ -423,6 +423,7 @@ fn a_golden_link_is_neither_read_nor_written_through() {
     fs::write(&victim, "{\"secret\": \"outside\"}\n").expect("write");
     let dir = case(root.path(), 1, "linked", &json!({}));
     std::os::unix::fs::symlink(&victim, dir.join("expected.json")).expect("link");
+    let good = case(root.path(), 3, "good", &json!({}));
     let dangling = case(root.path(), 2, "dangling", &json!({}));
     let created = outside.path().join("created.json");
     std::os::unix::fs::symlink(&created, dangling.join("expected.json")).expect("link");
@@ -437,6 +438,12 @@ fn a_golden_link_is_neither_read_nor_written_through() {
         "{\"secret\": \"outside\"}\n"
     );
     assert!(!created.exists(), "nothing made through a dangling link");
+    assert!(
+        good.join("expected.json").is_file(),
+        "the other cases are blessed"
+    );
+    let refused = refusal(root.path(), "dangling").expect("a dangling golden link is refused");
+    assert!(refused.to_string().contains("link"), "{refused}");
     let output = cli()
         .arg("run")
         .arg("--corpus")
@@ -493,6 +500,7 @@ fn escaped_placeholders_and_snapshot_marks_are_case_errors() {
             r#"{"type":"custom","id":"c1","parentId":null,"timestamp":"<file:1>"}"#,
         ),
         ("unparsed", r#"{"$unparsed":"torn{"}"#),
+        ("escaped-mark", r#"{"\u0024bom":true}"#),
         (
             "good",
             r#"{"type":"custom","id":"c1","parentId":null,"note":"\u0041 $5 <b>"}"#,
@@ -511,7 +519,7 @@ fn escaped_placeholders_and_snapshot_marks_are_case_errors() {
             &format!("{SESSION}{line}\n"),
         );
     }
-    for (name, _) in &lines[..3] {
+    for (name, _) in &lines[..4] {
         let refused = refusal(root.path(), name).unwrap_or_else(|| panic!("{name} is refused"));
         assert!(
             matches!(refused.kind, CaseProblem::Placeholder(_)),

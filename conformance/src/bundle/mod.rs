@@ -262,6 +262,9 @@ fn is_plain(path: &str) -> bool {
 /// Writes the bundle out into `dir` (`cases/…`, `README.md`, `schemas/…`): `dir` is
 /// created, or must be an empty folder.
 pub fn export(dir: &Path) -> Result<usize, BundleError> {
+    // Without a trailing `/`, which would make the look follow a link.
+    let dir: PathBuf = dir.components().collect();
+    let dir = dir.as_path();
     match fs::symlink_metadata(dir) {
         Ok(meta) if meta.is_dir() => {
             let mut entries = fs::read_dir(dir).map_err(io_error(dir))?;
@@ -328,7 +331,11 @@ fn user() -> &'static str {
 /// `root/name`, unpacked there unless it already is.
 fn unpack_in(root: &Path, name: &str) -> Result<PathBuf, BundleError> {
     let target = root.join(name);
+    // A copy already there is used only when it is this user's, as its folder is (the
+    // temp folder is shared: another user could plant a corpus under the name).
     if fs::symlink_metadata(&target).is_ok_and(|m| m.is_dir()) {
+        owned_by_user(root)?;
+        owned_by_user(&target)?;
         return Ok(target);
     }
     fs::create_dir_all(root).map_err(io_error(root))?;
@@ -341,7 +348,10 @@ fn unpack_in(root: &Path, name: &str) -> Result<PathBuf, BundleError> {
     match fs::rename(temp.path(), &target) {
         Ok(()) => Ok(target),
         // Another run put its copy there first.
-        Err(_) if fs::symlink_metadata(&target).is_ok_and(|m| m.is_dir()) => Ok(target),
+        Err(_) if fs::symlink_metadata(&target).is_ok_and(|m| m.is_dir()) => {
+            owned_by_user(&target)?;
+            Ok(target)
+        }
         Err(e) => Err(io_error(&target)(e)),
     }
 }

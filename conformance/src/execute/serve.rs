@@ -107,6 +107,15 @@ enum Incoming {
 
 /// Reads one line of `serve`'s input.
 fn read_line(line: &[u8]) -> Incoming {
+    // Each object and array becomes a value of a hundred bytes or more: memory by bytes.
+    let values = crate::guard::containers(line);
+    if values > crate::guard::MAX_INPUT_CONTAINERS {
+        let message = format!(
+            "a request of {values} JSON objects and arrays, more than the limit of {}",
+            crate::guard::MAX_INPUT_CONTAINERS
+        );
+        return Incoming::Bad(Response::error("", "exception", message));
+    }
     // Most lines are requests: read as one directly, their arguments are built once.
     if let Ok(request) = serde_json::from_slice::<Request>(line) {
         if request.kind != "hello" && request.kind != "bye" {
@@ -172,6 +181,22 @@ mod tests {
             .collect();
         assert_eq!(lines.len(), 2, "hello, the error; nothing after bye");
         assert_eq!(lines[1]["error"]["kind"], "exception");
+    }
+
+    #[test]
+    fn a_request_of_too_many_values_is_refused_before_it_is_parsed() {
+        let many = "{}".repeat(crate::guard::MAX_INPUT_CONTAINERS + 1);
+        let line = format!("{{\"type\":\"request\",\"case\":\"c\",\"op\":\"load\",\"profile\":\"pi\",\"dir\":\"/x\",\"args\":[{many}]}}\n");
+        let mut out = Vec::new();
+        serve(Profile::Pi, false, line.as_bytes(), &mut out).expect("serve");
+        let reply: serde_json::Value = serde_json::from_slice(&out).expect("one JSON line");
+        assert!(
+            reply["error"]["message"]
+                .as_str()
+                .unwrap()
+                .contains("JSON objects and arrays"),
+            "{reply}"
+        );
     }
 
     #[test]
