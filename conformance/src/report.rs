@@ -42,7 +42,8 @@ pub fn counts(results: &[CaseResult]) -> BTreeMap<Status, usize> {
     counts
 }
 
-/// The closing line: `N passed, N failed, N skipped`.
+/// The closing line: `N passed, N failed, N skipped` (a case of several profiles runs
+/// once per profile, so the counts are of runs; the text report says so above it).
 pub fn summary_line(runs: &[ProfileRun]) -> String {
     let all: Vec<&CaseResult> = runs.iter().flat_map(|r| &r.results).collect();
     let passed = all.iter().filter(|r| r.status == Status::Pass).count();
@@ -64,11 +65,11 @@ pub fn text(runs: &[ProfileRun], color: bool, corpus: &CorpusVersion) -> String 
     for run in runs {
         let _ = writeln!(
             out,
-            "{} {} ({}), profile {}",
+            "{} {}, profile {}: {} case(s) of the profile",
             run.hello.implementation,
             run.hello.version,
-            run.results.len(),
-            run.profile
+            run.profile,
+            run.results.len()
         );
         for r in run
             .results
@@ -132,6 +133,13 @@ pub fn text(runs: &[ProfileRun], color: bool, corpus: &CorpusVersion) -> String 
             );
         }
         out.push_str(&grouped_failures(&run.results));
+    }
+    if runs.len() > 1 {
+        let _ = writeln!(
+            out,
+            "{} profiles: a case runs once for each profile it names",
+            runs.len()
+        );
     }
     let _ = writeln!(out, "corpus: {corpus}");
     let _ = writeln!(out, "{}", summary_line(runs));

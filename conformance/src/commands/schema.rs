@@ -64,6 +64,13 @@ pub fn run(args: Args) -> Result<ExitCode, String> {
             path.display()
         );
     }
+    if stale.is_empty() {
+        println!(
+            "{}: {} schema(s), all current",
+            dir.display(),
+            schema::generate().len()
+        );
+    }
     Ok(status(stale.is_empty()))
 }
 
