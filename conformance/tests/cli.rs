@@ -969,15 +969,10 @@ fn profile_values_are_listed_in_the_help_of_load_context_tree_and_compaction() {
 /// ends with them grouped by where they first differ.
 #[test]
 fn a_run_with_many_failures_shows_each_case_and_groups_them() {
-    let adapter = r#"import sys, json
-sys.stdin.readline()
-print(json.dumps({"type": "hello", "implementation": "wrong", "version": "1", "profile": "pi", "operations": ["load"], "capabilities": []}), flush=True)
-for line in sys.stdin:
-    request = json.loads(line)
-    if request.get("type") == "bye":
-        break
-    print(json.dumps({"type": "response", "case": request["case"], "ok": {"header": None, "entries": [], "leafId": None}}), flush=True)
-"#;
+    let adapter = concat!(
+        env!("CARGO_MANIFEST_DIR"),
+        "/tests/fixtures/wrong-answers.py"
+    );
     let out = cli()
         .current_dir(env!("CARGO_MANIFEST_DIR"))
         .args([
@@ -996,8 +991,6 @@ for line in sys.stdin:
             "20",
             "--adapter",
             "python3",
-            "--",
-            "-c",
             adapter,
         ])
         .assert()
@@ -1025,16 +1018,10 @@ for line in sys.stdin:
 /// limit is a protocol error of its case, refused before it becomes values; the run goes on.
 #[test]
 fn an_answer_of_too_many_values_fails_its_case_only() {
-    let adapter = r#"import sys, json
-sys.stdin.readline()
-print(json.dumps({"type": "hello", "implementation": "big", "version": "1", "profile": "pi", "operations": ["load"], "capabilities": []}), flush=True)
-for line in sys.stdin:
-    request = json.loads(line)
-    if request.get("type") == "bye":
-        break
-    many = ",".join(["{}"] * 2000001)
-    print('{"type":"response","case":"%s","ok":[%s]}' % (request["case"], many), flush=True)
-"#;
+    let adapter = concat!(
+        env!("CARGO_MANIFEST_DIR"),
+        "/tests/fixtures/wrong-answers.py"
+    );
     let out = cli()
         .current_dir(env!("CARGO_MANIFEST_DIR"))
         .args([
@@ -1053,9 +1040,8 @@ for line in sys.stdin:
             "30",
             "--adapter",
             "python3",
-            "--",
-            "-c",
             adapter,
+            "2000001",
         ])
         .assert()
         .code(1)

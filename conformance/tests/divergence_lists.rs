@@ -57,15 +57,10 @@ fn writing_divergences_removes_passing_ids_and_keeps_the_rest() {
 /// says how many reasons are still to write.
 #[test]
 fn writing_divergences_seeds_a_list_from_a_red_run() {
-    let adapter = r#"import sys, json
-sys.stdin.readline()
-print(json.dumps({"type": "hello", "implementation": "wrong", "version": "1", "profile": "pi", "operations": ["load"], "capabilities": []}), flush=True)
-for line in sys.stdin:
-    request = json.loads(line)
-    if request.get("type") == "bye":
-        break
-    print(json.dumps({"type": "response", "case": request["case"], "ok": {"header": None, "entries": [], "leafId": None}}), flush=True)
-"#;
+    let adapter = concat!(
+        env!("CARGO_MANIFEST_DIR"),
+        "/tests/fixtures/wrong-answers.py"
+    );
     let dir = tempfile::tempdir().expect("temp dir");
     let list = dir.path().join("new-divergences");
     let run = |write: bool| {
@@ -84,7 +79,7 @@ for line in sys.stdin:
         if write {
             command = command.arg("--write-divergences");
         }
-        command.args(["--adapter", "python3", "--", "-c", adapter])
+        command.args(["--adapter", "python3", adapter])
     };
     let seeded = run(true).assert().code(1).get_output().stderr.clone();
     let seeded = String::from_utf8_lossy(&seeded);
