@@ -17,15 +17,21 @@
 //! | `rename`, `unlink` | [`Storage::rename`], [`Storage::unlink`] |
 //! | `openWriter` | [`Storage::open_writer`], a [`Writer`] (`writeLine`, `flush`, `fsync`, `close`, `getError`) |
 //!
+//! The in-memory backend is [`memory`]; the small files the program keeps for itself
+//! (breadcrumbs), read and replaced without following links, are [`own_files`].
+//!
 //! Invariant: a full rewrite is atomic (temp file in the same directory, write,
 //! fsync, rename), so a reader sees the old file or the new one, never half of one.
 
-use std::cell::RefCell;
-use std::collections::BTreeMap;
 use std::fs::{self, File, OpenOptions};
 use std::io::{self, Read, Write};
 use std::path::{Path, PathBuf};
-use std::rc::Rc;
+
+mod memory;
+mod own_files;
+
+pub use memory::MemoryStorage;
+pub use own_files::{read_own_file, replace_own_file};
 
 /// A file's size and modification time (000 `SessionStorageStat`).
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -201,82 +207,6 @@ fn read_if_file(
         Err(e) if e.kind() == io::ErrorKind::NotFound => Ok(None),
         Err(e) => Err(e),
     }
-}
-
-/// Reads `path` when it is itself a regular file (a link is not followed) of at most
-/// `limit` bytes; `Ok(None)` when it is missing. A link, a FIFO, a device or a larger
-/// file is an error: a small file the program keeps for itself (a breadcrumb) is never
-/// waited on, read without end, or read through a link to somewhere else.
-pub fn read_own_file(path: &Path, limit: u64) -> io::Result<Option<Vec<u8>>> {
-    let meta = match fs::symlink_metadata(path) {
-        Ok(meta) => meta,
-        Err(e) if e.kind() == io::ErrorKind::NotFound => return Ok(None),
-        Err(e) => return Err(e),
-    };
-    if !meta.is_file() {
-        return Err(io::Error::new(
-            io::ErrorKind::InvalidInput,
-            "not a regular file (links are not followed)",
-        ));
-    }
-    let mut bytes = Vec::new();
-    File::open(path)?
-        .take(limit.saturating_add(1))
-        .read_to_end(&mut bytes)?;
-    if bytes.len() as u64 > limit {
-        return Err(io::Error::new(
-            io::ErrorKind::InvalidData,
-            format!("larger than {limit} bytes"),
-        ));
-    }
-    Ok(Some(bytes))
-}
-
-/// Replaces `path` with `bytes` without following a link: a new file is made beside it
-/// (`.NAME.PID.tmp`, created anew, never opened through a link) and renamed over it, so
-/// a link at `path` is replaced, not written through; a regular file's mode is kept. Its
-/// folder must be a folder, not a link to one; it is created when missing.
-pub fn replace_own_file(path: &Path, bytes: &[u8]) -> io::Result<()> {
-    let dir = path
-        .parent()
-        .filter(|d| !d.as_os_str().is_empty())
-        .unwrap_or(Path::new("."));
-    fs::create_dir_all(dir)?;
-    if !fs::symlink_metadata(dir)?.is_dir() {
-        return Err(io::Error::new(
-            io::ErrorKind::InvalidInput,
-            format!(
-                "{}: a link, not a folder; not written through",
-                dir.display()
-            ),
-        ));
-    }
-    let name = path.file_name().unwrap_or_default().to_string_lossy();
-    let temp = dir.join(format!(".{name}.{}.tmp", std::process::id()));
-    match fs::remove_file(&temp) {
-        Err(e) if e.kind() != io::ErrorKind::NotFound => return Err(e),
-        _ => {}
-    }
-    let permissions = fs::symlink_metadata(path)
-        .ok()
-        .filter(fs::Metadata::is_file)
-        .map(|m| m.permissions());
-    let result = (|| {
-        let mut file = OpenOptions::new()
-            .write(true)
-            .create_new(true)
-            .open(&temp)?;
-        if let Some(permissions) = permissions {
-            file.set_permissions(permissions)?;
-        }
-        file.write_all(bytes)?;
-        drop(file);
-        fs::rename(&temp, path)
-    })();
-    if result.is_err() {
-        let _ = fs::remove_file(&temp);
-    }
-    result
 }
 
 /// Removes the temp files (`.NAME.jsonl.PID.tmp`) that rewrites of session files in
@@ -463,177 +393,6 @@ impl Storage for FileStorage {
     }
 }
 
-/// The files of a [`MemoryStorage`]: bytes and modification time by path.
-type Files = BTreeMap<PathBuf, (Vec<u8>, i64)>;
-
-/// Files in memory, for tests and sessions that are never written. Clones share the
-/// same files, so a test can keep one and look at what a session wrote.
-#[derive(Debug, Default, Clone)]
-pub struct MemoryStorage {
-    files: Rc<RefCell<Files>>,
-    /// When set, every write fails with this message (to test error latching).
-    pub fail_writes: Option<String>,
-}
-
-impl MemoryStorage {
-    /// Puts a file in place (modification time 0).
-    pub fn insert(&self, path: impl Into<PathBuf>, bytes: impl Into<Vec<u8>>) {
-        self.files
-            .borrow_mut()
-            .insert(path.into(), (bytes.into(), 0));
-    }
-
-    /// Sets a file's modification time.
-    pub fn set_mtime(&self, path: &Path, mtime_ms: i64) {
-        if let Some(file) = self.files.borrow_mut().get_mut(path) {
-            file.1 = mtime_ms;
-        }
-    }
-
-    /// Every file's path, sorted.
-    pub fn paths(&self) -> Vec<PathBuf> {
-        self.files.borrow().keys().cloned().collect()
-    }
-
-    fn check(&self) -> io::Result<()> {
-        match &self.fail_writes {
-            Some(message) => Err(io::Error::other(message.clone())),
-            None => Ok(()),
-        }
-    }
-}
-
-/// A [`Writer`] into a [`MemoryStorage`]'s files.
-#[derive(Debug)]
-struct MemoryWriter {
-    storage: MemoryStorage,
-    path: PathBuf,
-    latch: Latch,
-}
-
-impl Writer for MemoryWriter {
-    fn write_line(&mut self, line: &str) -> io::Result<()> {
-        let (storage, path) = (&self.storage, &self.path);
-        self.latch.run(|| {
-            storage.check()?;
-            let mut files = storage.files.borrow_mut();
-            let bytes = &mut files.entry(path.clone()).or_default().0;
-            bytes.extend_from_slice(line.as_bytes());
-            bytes.push(b'\n');
-            Ok(())
-        })
-    }
-
-    fn flush(&mut self) -> io::Result<()> {
-        let storage = &self.storage;
-        self.latch.run(|| storage.check())
-    }
-
-    fn fsync(&mut self) -> io::Result<()> {
-        self.flush()
-    }
-
-    fn close(&mut self) -> io::Result<()> {
-        self.flush()
-    }
-
-    fn error(&self) -> Option<String> {
-        self.latch.0.clone()
-    }
-}
-
-impl Storage for MemoryStorage {
-    fn ensure_dir(&mut self, _dir: &Path) -> io::Result<()> {
-        self.check()
-    }
-
-    fn exists(&self, path: &Path) -> bool {
-        self.files.borrow().contains_key(path)
-    }
-
-    fn write_text(&mut self, path: &Path, bytes: &[u8]) -> io::Result<()> {
-        self.check()?;
-        self.insert(path, bytes);
-        Ok(())
-    }
-
-    fn stat(&self, path: &Path) -> io::Result<Option<Stat>> {
-        Ok(self.files.borrow().get(path).map(|(bytes, mtime_ms)| Stat {
-            size: bytes.len() as u64,
-            mtime_ms: *mtime_ms,
-        }))
-    }
-
-    fn list_files(&self, dir: &Path, pattern: &str) -> io::Result<Vec<PathBuf>> {
-        let (folders, suffix) = pattern_parts(pattern);
-        let in_dir = |path: &Path| {
-            let parent = path.parent();
-            let parent = if folders {
-                parent.and_then(Path::parent)
-            } else {
-                parent
-            };
-            parent == Some(dir)
-        };
-        Ok(self
-            .files
-            .borrow()
-            .keys()
-            .filter(|path| in_dir(path))
-            .filter(|path| {
-                path.file_name()
-                    .is_some_and(|n| n.to_string_lossy().ends_with(suffix))
-            })
-            .cloned()
-            .collect())
-    }
-
-    fn read(&self, path: &Path) -> io::Result<Option<Vec<u8>>> {
-        Ok(self
-            .files
-            .borrow()
-            .get(path)
-            .map(|(bytes, _)| bytes.clone()))
-    }
-
-    fn read_prefix(&self, path: &Path, max: usize) -> io::Result<Option<Vec<u8>>> {
-        Ok(self
-            .files
-            .borrow()
-            .get(path)
-            .map(|(bytes, _)| bytes[..bytes.len().min(max)].to_vec()))
-    }
-
-    fn rename(&mut self, from: &Path, to: &Path) -> io::Result<()> {
-        self.check()?;
-        let mut files = self.files.borrow_mut();
-        let file = files
-            .remove(from)
-            .ok_or_else(|| io::Error::from(io::ErrorKind::NotFound))?;
-        files.insert(to.to_owned(), file);
-        Ok(())
-    }
-
-    fn unlink(&mut self, path: &Path) -> io::Result<()> {
-        self.check()?;
-        self.files
-            .borrow_mut()
-            .remove(path)
-            .map(drop)
-            .ok_or_else(|| io::Error::from(io::ErrorKind::NotFound))
-    }
-
-    fn open_writer(&mut self, path: &Path) -> io::Result<Box<dyn Writer>> {
-        self.check()?;
-        self.files.borrow_mut().entry(path.to_owned()).or_default();
-        Ok(Box::new(MemoryWriter {
-            storage: self.clone(),
-            path: path.to_owned(),
-            latch: Latch::default(),
-        }))
-    }
-}
-
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -795,10 +554,8 @@ mod tests {
 
     #[test]
     fn memory_storage_can_fail() {
-        let mut storage = MemoryStorage {
-            fail_writes: Some("disk full".into()),
-            ..MemoryStorage::default()
-        };
+        let mut storage = MemoryStorage::default();
+        storage.fail_writes = Some("disk full".into());
         assert!(storage.write_text(Path::new("x"), b"a").is_err());
         assert!(storage.open_writer(Path::new("x")).is_err());
         assert!(!storage.exists(Path::new("x")));
