@@ -373,7 +373,7 @@ pub struct CorpusError {
     pub kind: CorpusProblem,
 }
 
-/// What a case's `seed` may cite: the five seed documents (`../shared/seeds/README.md`)
+/// What a case's `seed` may cite: the five seed documents (000–004; 000 governs `omp`, 002 `pi`, 003 `operator`)
 /// and the two behaviour catalogues of the real implementations.
 pub const SEED_SOURCES: [&str; 7] = ["000", "001", "002", "003", "004", "pi-mono", "omp"];
 
