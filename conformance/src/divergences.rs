@@ -39,7 +39,7 @@ use crate::corpus::Case;
 pub struct Known {
     /// Why the implementation differs.
     pub reason: String,
-    /// How it differed when the list was written ([`crate::runner::CaseResult::signature`]).
+    /// How it differed when the list was written ([`crate::outcome::CaseResult::signature`]).
     pub signature: Option<String>,
 }
 
@@ -341,9 +341,9 @@ pub fn rewrite(text: &str, signatures: &BTreeMap<String, Option<String>>) -> (St
 /// so that one run seeds a list. A missing list is made.
 pub fn write_signatures(
     path: &Path,
-    runs: &[crate::report::ProfileRun],
+    runs: &[crate::outcome::ProfileRun],
 ) -> Result<Rewritten, DivergenceError> {
-    use crate::runner::Status;
+    use crate::outcome::Status;
     let io = |error| DivergenceError::Io {
         path: path.to_owned(),
         error,

@@ -7,7 +7,7 @@
 //! Modules in reading order: [`protocol`] (the messages), [`corpus`] (cases on
 //! disk), [`canonical`] (canonical JSON), [`snapshot`] (the files a case leaves),
 //! [`normalize`] (renaming of created ids and times), [`compare`] (values, not
-//! spellings; the first difference; aligned ids), [`divergences`] (expected-divergence
+//! spellings; the first difference; aligned ids), [`outcome`] (each case's status and result), [`divergences`] (expected-divergence
 //! lists: ids, globs, tags, entry types, signatures),
 //! [`execute`] (the reference as an adapter), [`faults`] (storage faults as case data), [`adapter`] (processes),
 //! [`runner`] (one case), [`harness`] (a whole run, bless), [`report`] (outputs),
@@ -39,6 +39,7 @@ pub mod json_writer;
 pub mod matrix;
 pub mod message_types;
 pub mod normalize;
+pub mod outcome;
 pub mod plan;
 pub mod protocol;
 pub mod read_only;

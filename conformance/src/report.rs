@@ -5,12 +5,11 @@ use std::fmt::Write as _;
 
 use serde_json::json;
 use serde_json::value::RawValue;
-use session_reference::model::Profile;
 
 use crate::bundle::CorpusVersion;
 use crate::guard::printable;
-use crate::protocol::Hello;
-use crate::runner::{CaseResult, Status};
+pub use crate::outcome::ProfileRun;
+use crate::outcome::{CaseResult, Status};
 
 /// Output formats.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, clap::ValueEnum)]
@@ -21,16 +20,6 @@ pub enum Format {
     Json,
     /// JUnit XML.
     Junit,
-}
-
-/// One profile's results.
-pub struct ProfileRun {
-    /// The profile.
-    pub profile: Profile,
-    /// What the adapter said of itself.
-    pub hello: Hello,
-    /// Results in corpus order.
-    pub results: Vec<CaseResult>,
 }
 
 /// Counts per status.
@@ -123,7 +112,7 @@ pub fn text(runs: &[ProfileRun], color: bool, corpus: &CorpusVersion) -> String 
         let unreviewed = run
             .results
             .iter()
-            .filter(|r| r.notes.iter().any(|n| n == crate::runner::UNREVIEWED_NOTE))
+            .filter(|r| r.notes.iter().any(|n| n == crate::outcome::UNREVIEWED_NOTE))
             .count();
         if unreviewed > 0 {
             let _ = writeln!(

@@ -12,59 +12,8 @@ use crate::compare::{self, dispose, Numbers};
 use crate::corpus::{Case, Golden, GoldenProblem, SafetyCheck};
 use crate::divergences::Excuse;
 use crate::normalize::{canonical, object, take_snapshot, Normalizer};
+pub use crate::outcome::{CaseResult, Status, UNREVIEWED_NOTE};
 use crate::protocol::{Capability, Hello, Operation, Request};
-
-/// The outcome of one case.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord, Hash)]
-pub enum Status {
-    /// Output matched the golden and every safety check held.
-    Pass,
-    /// Output differed from the golden.
-    Fail,
-    /// A safety check failed: the implementation destroyed data.
-    Unsafe,
-    /// The operation is not supported by the adapter.
-    Skipped,
-    /// Failed, and listed as a known divergence.
-    Divergent,
-    /// Failed, listed as a known divergence, but in another way than its recorded
-    /// signature: the reason may be stale.
-    DivergentChanged,
-    /// Passed, though listed as a known divergence (the list is stale).
-    UnexpectedPass,
-    /// No answer in time.
-    Timeout,
-    /// The adapter process died.
-    Crash,
-    /// The adapter answered something that is not the protocol.
-    ProtocolError,
-}
-
-impl Status {
-    /// The status's name in reports.
-    pub fn name(self) -> &'static str {
-        match self {
-            Status::Pass => "pass",
-            Status::Fail => "fail",
-            Status::Unsafe => "unsafe",
-            Status::Skipped => "skipped",
-            Status::Divergent => "divergent",
-            Status::DivergentChanged => "divergent-changed",
-            Status::UnexpectedPass => "unexpected-pass",
-            Status::Timeout => "timeout",
-            Status::Crash => "crash",
-            Status::ProtocolError => "protocol-error",
-        }
-    }
-
-    /// Whether the status makes the run fail.
-    pub fn is_failure(self) -> bool {
-        !matches!(
-            self,
-            Status::Pass | Status::Skipped | Status::Divergent | Status::DivergentChanged
-        )
-    }
-}
 
 /// A request as it was sent, cut to 300 characters: what a timeout was waiting on.
 fn request_excerpt(request: &Request) -> String {
@@ -74,40 +23,6 @@ fn request_excerpt(request: &Request) -> String {
         Some((at, _)) => format!("{}…", &text[..at]),
         None => text,
     }
-}
-
-/// The note of a case its divergence list excuses with the placeholder reason of
-/// `--write-divergences` (`divergences::UNREVIEWED`).
-pub const UNREVIEWED_NOTE: &str = "unreviewed: the divergence list gives no reason yet";
-
-/// The result of one case.
-#[derive(Debug, Clone)]
-pub struct CaseResult {
-    /// Case id.
-    pub id: String,
-    /// `group/name`.
-    pub name: String,
-    /// What the case checks: its `description` (empty when it has none).
-    pub description: String,
-    /// Outcome.
-    pub status: Status,
-    /// JSON Pointer of the first difference.
-    pub pointer: Option<String>,
-    /// Unified diff, expected → actual.
-    pub diff: Option<String>,
-    /// Failed safety checks, timeouts, crashes, reasons.
-    pub notes: Vec<String>,
-    /// The canonical actual output, normalised (for bless and reports).
-    pub actual: Option<String>,
-    /// The canonical expected output as compared (the golden, less what is not compared),
-    /// when the case differed.
-    pub expected: Option<String>,
-    /// How the case differs, in one line: the first difference
-    /// (`POINTER: EXPECTED -> ACTUAL`), `error KIND`, or the status (`crash`, `timeout`,
-    /// `protocol-error`); `None` for a pass or a skip. Expected-divergence lists record it.
-    pub signature: Option<String>,
-    /// How long the case took, adapter and comparison included.
-    pub elapsed: Duration,
 }
 
 pub use crate::divergences::Divergences;
