@@ -3,7 +3,7 @@
 # bugs in `reference/` does the corpus catch?
 #
 # Each mutant is one small change to `reference/src` (cargo-mutants 27.1.0); it is
-# built and checked by the corpus test alone (`cargo test -p session-conformance
+# built and checked by the corpus test alone (`cargo test -p session-conformance-cli
 # --test corpus`). A mutant the corpus does not catch is a behaviour no case pins
 # down: add a case for it, or list it in corpus/MUTANTS.md with the reason it cannot
 # be observed through the protocol.
@@ -113,7 +113,7 @@ if $list; then
 fi
 
 echo "mutants.sh: baseline: the corpus test on the unmutated tree"
-cargo test -q -p session-conformance --test corpus > /dev/null
+cargo test -q -p session-conformance-cli --test corpus > /dev/null
 
 mkdir -p "$out"
 status=0

@@ -1,7 +1,7 @@
 // Browser test of the conformance matrix page, in real headless Chromium (Debian's /usr/bin/chromium).
 //
 // It renders a page with `session-conformance report --html` from the reports in $MATRIX_REPORTS
-// (space-separated; default: the two fixture reports of conformance/tests/matrix), opens it from
+// (space-separated; default: the two fixture reports of conformance/cli/tests/matrix), opens it from
 // disk (file://, no server), and checks that every implementation is a column, that the filter by
 // group leaves that group's row, and that a cell opens its cases' divergence reasons and diffs.
 // $SESSION_CONFORMANCE names the binary (default: target/release/session-conformance);
@@ -17,7 +17,7 @@ import puppeteer from "puppeteer-core";
 
 const root = resolve(import.meta.dirname, "../..");
 const bin = process.env.SESSION_CONFORMANCE ?? join(root, "target/release/session-conformance");
-const reports = (process.env.MATRIX_REPORTS ?? "conformance/tests/matrix/impl-a.jsonl conformance/tests/matrix/impl-b.jsonl")
+const reports = (process.env.MATRIX_REPORTS ?? "conformance/cli/tests/matrix/impl-a.jsonl conformance/cli/tests/matrix/impl-b.jsonl")
 	.split(/\s+/)
 	.filter(Boolean)
 	.map((p) => resolve(root, p));

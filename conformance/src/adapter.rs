@@ -520,14 +520,14 @@ mod tests {
 /// thread of its own until the pipe closes, so a chatty adapter never blocks on a full
 /// pipe.
 #[derive(Clone, Default)]
-pub(crate) struct StderrTail {
+pub struct StderrTail {
     bytes: Arc<Mutex<Vec<u8>>>,
     closed: Arc<AtomicBool>,
 }
 
 impl StderrTail {
     /// Reads `pipe` until it closes, keeping its last `limit` bytes.
-    pub(crate) fn keep(pipe: Option<std::process::ChildStderr>, limit: usize) -> StderrTail {
+    pub fn keep(pipe: Option<std::process::ChildStderr>, limit: usize) -> StderrTail {
         let tail = StderrTail::default();
         let Some(mut pipe) = pipe else {
             tail.closed.store(true, Ordering::Release);
@@ -552,7 +552,7 @@ impl StderrTail {
     }
 
     /// Forgets what was kept (a case's note quotes its own stderr only).
-    pub(crate) fn clear(&self) {
+    pub fn clear(&self) {
         if let Ok(mut s) = self.bytes.lock() {
             s.clear();
         }
@@ -561,7 +561,7 @@ impl StderrTail {
     /// What was kept, as text (bytes that are not UTF-8 replaced), trimmed; first
     /// waiting at most `wait` for the pipe to close, since a process that has ended may
     /// have its last words still in the pipe.
-    pub(crate) fn text(&self, wait: Duration) -> String {
+    pub fn text(&self, wait: Duration) -> String {
         let deadline = Instant::now() + wait;
         while !self.closed.load(Ordering::Acquire) && Instant::now() < deadline {
             thread::sleep(Duration::from_millis(2));

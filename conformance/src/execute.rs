@@ -31,6 +31,7 @@ pub fn hello(profile: Profile) -> Hello {
         operations: Operation::ALL
             .into_iter()
             .filter(|op| profile == Profile::Omp || !op.is_omp_only())
+            .filter(|op| cfg!(feature = "history") || *op != Operation::History)
             .collect(),
         capabilities: vec![
             Capability::Diagnostics,
@@ -71,7 +72,10 @@ pub fn execute(request: Request) -> Response {
         Operation::Recent => store::recent_op(&dir, &args),
         Operation::Continue => store::continue_op(&dir, &args, profile),
         Operation::Resolve => store::resolve_op(&dir, &args, profile),
+        #[cfg(feature = "history")]
         Operation::History => store::history_op(&dir, &args),
+        #[cfg(not(feature = "history"))]
+        Operation::History => return Response::unsupported(case),
         Operation::Switch => store::switch_op(&dir, &args, profile),
         Operation::Search => store::search_op(&dir, &args, profile),
         Operation::Compaction => compaction::compaction_op(&dir, &args, profile),

@@ -606,7 +606,6 @@ fn standalone(text: &str, start: usize, end: usize) -> bool {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use proptest::prelude::*;
 
     /// The known tokens as the patterns' regexes find them: the oracle for
     /// [`known_tokens`], which finds `hex` by hand.
@@ -659,43 +658,78 @@ mod tests {
         assert_eq!(first_where(b"abcdef0123456789-", false), Some(16));
     }
 
-    fn hex_piece() -> impl Strategy<Value = String> {
-        prop_oneof![
-            "[0-9a-fg\\- \u{e9}]{0,14}",
-            Just("12345678-1234-1234-1234-123456789abc".to_owned()),
-            Just("12345678-1234-1234-1234-".to_owned()),
-            Just("-1234".to_owned()),
-        ]
+    /// Texts made of random pieces, the same on every run (a fixed seed; no generator
+    /// crate, so the library stays free of proptest): `count` texts of up to `most`
+    /// pieces each, a piece being one of `fixed` or up to `longest` characters of
+    /// `alphabet`.
+    fn texts(
+        count: usize,
+        most: usize,
+        fixed: &[&str],
+        alphabet: &[char],
+        longest: usize,
+    ) -> Vec<String> {
+        let mut state: u64 = 0x9E37_79B9_7F4A_7C15;
+        let mut next = move |bound: usize| {
+            state ^= state << 13;
+            state ^= state >> 7;
+            state ^= state << 17;
+            usize::try_from(state % bound as u64).expect("below a usize bound")
+        };
+        (0..count)
+            .map(|_| {
+                let pieces = next(most + 1);
+                (0..pieces)
+                    .map(|_| match next(fixed.len() + 2) {
+                        i if i < fixed.len() => fixed[i].to_owned(),
+                        _ => (0..next(longest + 1))
+                            .map(|_| alphabet[next(alphabet.len())])
+                            .collect(),
+                    })
+                    .collect()
+            })
+            .collect()
     }
 
-    proptest! {
-        #![proptest_config(ProptestConfig { cases: 3000, ..ProptestConfig::default() })]
-        #[test]
-        fn hex_is_matched_by_hand_as_the_regex_matches_it(pieces in prop::collection::vec(hex_piece(), 0..8)) {
-            let text = pieces.concat();
+    const HEX: &[char] = &[
+        '0', '1', '2', '3', '4', '5', '6', '7', '8', '9', 'a', 'b', 'c', 'd', 'e', 'f',
+    ];
+
+    #[test]
+    fn hex_is_matched_by_hand_as_the_regex_matches_it() {
+        let mut alphabet = HEX.to_vec();
+        alphabet.extend(['g', '-', ' ', '\u{e9}']);
+        let fixed = [
+            "12345678-1234-1234-1234-123456789abc",
+            "12345678-1234-1234-1234-",
+            "-1234",
+        ];
+        assert_eq!(PATTERNS[0].0, Pattern::Hex);
+        for text in texts(3000, 8, &fixed, &alphabet, 14) {
             let by_regex: Vec<_> = PATTERNS[0].1.find_iter(&text).map(|m| m.range()).collect();
-            prop_assert_eq!(PATTERNS[0].0, Pattern::Hex);
-            prop_assert_eq!(hex_matches(&text).collect::<Vec<_>>(), by_regex);
+            assert_eq!(hex_matches(&text).collect::<Vec<_>>(), by_regex, "{text:?}");
         }
     }
 
-    fn piece() -> impl Strategy<Value = String> {
-        prop_oneof![
-            "[0-9a-fTZ:. x\\-\u{663}g\"]{0,12}",
-            "[0-9a-f]{56,140}",
-            "[0-9]{56,140}",
-            Just("2026-01-01T00:00:00".to_owned()),
-            Just("12345678-1234-1234-1234-".to_owned()),
-            Just("2026-01-01T12-30-45-123Z".to_owned()),
-        ]
-    }
-
-    proptest! {
-        #![proptest_config(ProptestConfig { cases: 2000, ..ProptestConfig::default() })]
-        #[test]
-        fn known_tokens_are_those_of_the_whole_text(pieces in prop::collection::vec(piece(), 0..10)) {
-            let text = pieces.concat();
-            prop_assert_eq!(known_tokens([text.as_str()]), known_tokens_in_whole_texts(&[&text]));
+    #[test]
+    fn known_tokens_are_those_of_the_whole_text() {
+        let mut alphabet = HEX.to_vec();
+        alphabet.extend(['T', 'Z', ':', '.', ' ', 'x', '-', '\u{663}', 'g', '"']);
+        let long_hex: String = (0..100).map(|i| HEX[i * 7 % 16]).collect();
+        let long_digits: String = (0..90).map(|i| HEX[i * 3 % 10]).collect();
+        let fixed = [
+            long_hex.as_str(),
+            long_digits.as_str(),
+            "2026-01-01T00:00:00",
+            "12345678-1234-1234-1234-",
+            "2026-01-01T12-30-45-123Z",
+        ];
+        for text in texts(2000, 10, &fixed, &alphabet, 12) {
+            assert_eq!(
+                known_tokens([text.as_str()]),
+                known_tokens_in_whole_texts(&[&text]),
+                "{text:?}"
+            );
         }
     }
 

@@ -11,17 +11,6 @@ use crate::guard::printable;
 pub use crate::outcome::ProfileRun;
 use crate::outcome::{CaseResult, Status};
 
-/// Output formats.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, clap::ValueEnum)]
-pub enum Format {
-    /// Human-readable lines and diffs.
-    Text,
-    /// JSON Lines: a header record, one record per case, a summary record.
-    Json,
-    /// JUnit XML.
-    Junit,
-}
-
 /// Counts per status.
 pub fn counts(results: &[CaseResult]) -> BTreeMap<Status, usize> {
     let mut counts = BTreeMap::new();
@@ -341,6 +330,7 @@ fn xml(s: &str) -> String {
 #[cfg(test)]
 mod tests {
     use super::*;
+    use session_reference::model::Profile;
 
     fn corpus() -> CorpusVersion {
         CorpusVersion {

@@ -35,6 +35,7 @@ pub mod compaction;
 pub mod context;
 pub mod dialect;
 pub mod entries;
+#[cfg(feature = "history")]
 pub mod history;
 pub mod ids;
 pub mod listing;

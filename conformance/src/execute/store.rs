@@ -9,6 +9,7 @@
 use std::path::{Path, PathBuf};
 
 use serde_json::{json, Value};
+#[cfg(feature = "history")]
 use session_reference::history::History;
 use session_reference::ids::parse_iso_ms;
 use session_reference::listing::{list_all, SessionInfo};
@@ -87,6 +88,7 @@ fn terminal(args: &Value) -> Option<String> {
     terminal_id(args["tty"].as_str(), &env)
 }
 
+#[cfg(feature = "history")]
 fn sql(error: impl std::fmt::Display) -> SessionError {
     exception(format!("history: {error}"))
 }
@@ -186,9 +188,10 @@ pub fn resolve_op(dir: &Path, args: &Value, profile: Profile) -> Result<Value, S
     Ok(out)
 }
 
-/// `history`: runs `steps` (`{add, cwd?}`, `{recent}`, `{search, limit?}`) against
+/// `history` (the `history` feature): runs `steps` (`{add, cwd?}`, `{recent}`, `{search, limit?}`) against
 /// `<agent>/history.db` and answers `{results: [[{id, prompt, cwd?}…]…], schema}`:
 /// one list per query step, and the database's tables, indexes and triggers.
+#[cfg(feature = "history")]
 pub fn history_op(dir: &Path, args: &Value) -> Result<Value, SessionError> {
     let place = Place::of(dir, args, Profile::Omp)?;
     let mut history = History::open(&place.store.history_db()).map_err(sql)?;
