@@ -273,6 +273,28 @@ impl Harness {
             .is_none_or(|f| f.is_match(case.full_name()) || f.is_match(case.id()))
     }
 
+    /// The profile under test.
+    pub fn profile_under_test(&self) -> Profile {
+        self.profile
+    }
+
+    /// Runs the selected cases whose ids are in `ids` ([`crate::trials`]).
+    pub(crate) fn run_ids(
+        &self,
+        ids: &[String],
+        make: &(dyn Fn() -> Box<dyn Adapter> + Sync),
+    ) -> Result<ProfileRun, HarnessError> {
+        let ids: std::collections::HashSet<&str> = ids.iter().map(String::as_str).collect();
+        self.with_cases(|cases| {
+            let chosen: Vec<&Case> = cases
+                .iter()
+                .copied()
+                .filter(|c| ids.contains(c.id().as_str()))
+                .collect();
+            self.run_cases(&chosen, make)
+        })?
+    }
+
     /// Runs against the built-in reference.
     pub fn run_reference(&self) -> Result<ProfileRun, HarnessError> {
         let profile = self.profile;

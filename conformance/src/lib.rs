@@ -15,8 +15,9 @@
 //! result), [`divergences`] (expected-divergence lists: ids, globs, tags, entry types,
 //! signatures), [`execute`] (the reference as an adapter), [`faults`] (storage faults as
 //! case data), [`adapter`] (processes), [`runner`] (one case), [`harness`] (a whole run,
-//! bless), [`report`] (outputs), [`schema`] (JSON Schemas), [`bundle`] (the corpus and
-//! schemas the crate carries).
+//! bless), [`trials`] (the corpus as libtest trials, one per case), [`typed`] (an
+//! implementation in process, with typed methods), [`report`] (outputs), [`schema`] (JSON
+//! Schemas), [`bundle`] (the corpus and schemas the crate carries).
 //!
 //! ```
 //! use session_conformance::canonical::canonical;
@@ -46,3 +47,16 @@ pub mod report;
 pub mod runner;
 pub mod schema;
 pub mod snapshot;
+pub mod trials;
+pub mod typed;
+
+pub use adapter::Adapter;
+pub use harness::Harness;
+pub use outcome::{CaseResult, ProfileRun, Status};
+pub use session_reference::model::Profile;
+
+/// The corpus this crate carries, unpacked on first use into a cache folder
+/// ([`bundle::unpacked`]): the folder of its cases, for [`Harness::new`].
+pub fn corpus_dir() -> Result<std::path::PathBuf, bundle::BundleError> {
+    bundle::unpacked().map(|dir| dir.join("cases"))
+}
