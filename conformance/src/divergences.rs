@@ -15,7 +15,8 @@
 //!   `error KIND`, or the status (`crash`, `timeout`, `protocol-error`). When the case
 //!   differs in another way, it is reported `divergent-changed`. A signature of `*` is
 //!   never checked nor rewritten: for a case whose difference depends on the run
-//!   (directory order, random names).
+//!   (directory order, random names). A case signed `timeout` is waited on for
+//!   [`EXPECTED_HANG_LIMIT`] only ([`Divergences::time_limit`]).
 //! - `GROUP/NAME` glob (`migrate/*`, `*/torn-*`): every case whose `group/name` matches.
 //! - `tag:TAG` (a glob too: `legacy-*`): every case carrying the tag (`corpus/README.md`).
 //! - `entry-type:TYPE`: written files may hold lines of this `type` the golden does not
@@ -29,6 +30,7 @@ use std::fmt;
 use std::fmt::Write as _;
 use std::fs;
 use std::path::{Path, PathBuf};
+use std::time::Duration;
 
 use globset::{Glob, GlobMatcher};
 
@@ -233,7 +235,17 @@ pub fn parse(text: &str, path: &Path) -> Result<Divergences, DivergenceError> {
     Ok(out)
 }
 
+/// How long a case listed by id as timing out (signature `timeout`) is waited on
+/// instead of the run's `--timeout`: a known hang then costs about a second, not the
+/// whole limit. A case that answers within it is judged as any other.
+pub const EXPECTED_HANG_LIMIT: Duration = Duration::from_secs(1);
+
 impl Known {
+    /// Whether the case is listed as timing out: its signature is `timeout`.
+    pub fn expects_timeout(&self) -> bool {
+        self.signature.as_deref() == Some(crate::outcome::Status::Timeout.name())
+    }
+
     /// Whether the case's signature now, `now`, is not the recorded one.
     pub fn changed(&self, now: Option<&str>) -> bool {
         match self.signature.as_deref() {
@@ -268,6 +280,16 @@ impl Divergences {
             };
             hit.then_some(Excuse::Category(&c.text, &c.reason))
         })
+    }
+
+    /// How long to wait for case `id`'s answer when the run allows `timeout`: at most
+    /// [`EXPECTED_HANG_LIMIT`] for a case listed by id as timing out, else `timeout`.
+    /// Categories carry no signature, so they never shorten the wait.
+    pub fn time_limit(&self, id: &str, timeout: Duration) -> Duration {
+        match self.by_id.get(id) {
+            Some(known) if known.expects_timeout() => timeout.min(EXPECTED_HANG_LIMIT),
+            _ => timeout,
+        }
     }
 
     /// The entry types written files may hold beyond the golden's, with their reasons.
@@ -426,6 +448,29 @@ mod tests {
         assert!(err.starts_with("d: line 2: \"legacy\" is not"), "{err}");
         let err = parse("tag:[ x\n", Path::new("d")).unwrap_err().to_string();
         assert!(err.starts_with("d: line 1: bad glob"), "{err}");
+    }
+
+    /// Only an id line signed `timeout` shortens the wait, and never lengthens it.
+    #[test]
+    fn only_cases_listed_as_timing_out_get_the_short_limit() {
+        let text = "0001 hangs on cycles ## timeout\n0002 crashes ## crash\n0003 no signature\n0004 flaky ## *\n0005 differs ## /x: \"timeout\" -> 1\ncycle/* hangs\ntag:cycle hangs\n";
+        let list = parse(text, Path::new("d")).expect("parses");
+        let full = Duration::from_secs(20);
+        let short = Duration::from_millis(300);
+        let rows = [
+            // (id, run's timeout, the limit)
+            ("0001", full, EXPECTED_HANG_LIMIT),
+            ("0001", short, short),
+            ("0002", full, full),
+            ("0003", full, full),
+            ("0004", full, full),
+            ("0005", full, full),
+            ("0006", full, full),
+        ];
+        for (id, timeout, limit) in rows {
+            assert_eq!(list.time_limit(id, timeout), limit, "{id} at {timeout:?}");
+        }
+        assert!(EXPECTED_HANG_LIMIT < full);
     }
 
     #[test]

@@ -119,6 +119,7 @@ pub fn text(runs: &[ProfileRun], color: bool, corpus: &CorpusVersion) -> String 
             runs.len()
         );
     }
+    out.push_str(&slowest(runs));
     let _ = writeln!(out, "corpus: {corpus}");
     let _ = writeln!(out, "{}", summary_line(runs));
     out
@@ -155,6 +156,40 @@ fn grouped_failures(results: &[CaseResult]) -> String {
     let mut out = String::from("failures by where they first differ:\n");
     for (key, n, g) in rows {
         let _ = writeln!(out, "  {n} {} ({g})", printable(&key));
+    }
+    out
+}
+
+/// How many of the slowest cases the text report names.
+pub const SLOWEST_SHOWN: usize = 5;
+
+/// The [`SLOWEST_SHOWN`] slowest cases of every profile's run, slowest first, each with
+/// its elapsed time (the JSON record's `ms`), id, `group/name`, profile and status:
+/// where an adapter's time goes. Empty for a run of no case.
+fn slowest(runs: &[ProfileRun]) -> String {
+    let mut all: Vec<(&ProfileRun, &CaseResult)> = runs
+        .iter()
+        .flat_map(|run| run.results.iter().map(move |r| (run, r)))
+        .collect();
+    if all.is_empty() {
+        return String::new();
+    }
+    all.sort_by(|a, b| {
+        b.1.elapsed
+            .cmp(&a.1.elapsed)
+            .then_with(|| a.1.id.cmp(&b.1.id))
+    });
+    let mut out = format!("slowest {} case(s):\n", all.len().min(SLOWEST_SHOWN));
+    for (run, r) in all.into_iter().take(SLOWEST_SHOWN) {
+        let _ = writeln!(
+            out,
+            "  {:>8.3} s  {} {} ({}, {})",
+            r.elapsed.as_secs_f64(),
+            r.id,
+            r.name,
+            run.profile,
+            shown(r.status)
+        );
     }
     out
 }
@@ -257,7 +292,8 @@ pub fn json_lines(runs: &[ProfileRun], corpus: &CorpusVersion) -> String {
 }
 
 /// JUnit XML, one test suite per profile; each suite's properties name the corpus run
-/// (`corpus.cases`, `corpus.sha256`).
+/// (`corpus.cases`, `corpus.sha256`); each test case's `time` is its elapsed seconds
+/// (the JSON record's `ms`).
 pub fn junit(runs: &[ProfileRun], corpus: &CorpusVersion) -> String {
     let mut out = String::from(
         "<?xml version=\"1.0\" encoding=\"UTF-8\"?>\n<testsuites name=\"session-conformance\">\n",
@@ -284,9 +320,10 @@ pub fn junit(runs: &[ProfileRun], corpus: &CorpusVersion) -> String {
         for r in &run.results {
             let _ = write!(
                 out,
-                "    <testcase classname=\"{}\" name=\"{}\"",
+                "    <testcase classname=\"{}\" name=\"{}\" time=\"{:.3}\"",
                 xml(run.profile.name()),
-                xml(&format!("{} {}", r.id, r.name))
+                xml(&format!("{} {}", r.id, r.name)),
+                r.elapsed.as_secs_f64()
             );
             let body = match r.status {
                 Status::Pass => String::new(),
@@ -340,7 +377,7 @@ mod tests {
     }
 
     fn run(statuses: &[Status]) -> ProfileRun {
-        let hello = crate::execute::hello(session_reference::model::Profile::Pi);
+        let hello = crate::execute::hello(Profile::Pi);
         let results = statuses
             .iter()
             .enumerate()
@@ -442,6 +479,29 @@ mod tests {
             header["corpus"],
             json!({"cases": 2, "sha256": corpus().sha256})
         );
+    }
+
+    /// The text report names the slowest cases, slowest first, with the times the JSON
+    /// records and the JUnit cases carry.
+    #[test]
+    fn the_slowest_cases_are_named_with_their_times() {
+        let mut runs = [run(&[Status::Pass; 7])];
+        let millis = [5, 20_004, 7, 1_250, 3, 900, 40];
+        for (r, ms) in runs[0].results.iter_mut().zip(millis) {
+            r.elapsed = std::time::Duration::from_millis(ms);
+        }
+        runs[0].results[1].status = Status::Divergent;
+        let text = text(&runs, false, &corpus());
+        let expected = "slowest 5 case(s):\n    20.004 s  0001 g/c1 (pi, divergent)\n     1.250 s  0003 g/c3 (pi, pass)\n     0.900 s  0005 g/c5 (pi, pass)\n     0.040 s  0006 g/c6 (pi, pass)\n     0.007 s  0002 g/c2 (pi, pass)\ncorpus: ";
+        assert!(text.contains(expected), "{text}");
+        let record: serde_json::Value = json_lines(&runs, &corpus())
+            .lines()
+            .nth(2)
+            .and_then(|l| serde_json::from_str(l).ok())
+            .expect("the second case's record");
+        assert_eq!(record["ms"], json!(20_004.0));
+        assert!(junit(&runs, &corpus()).contains("name=\"0001 g/c1\" time=\"20.004\""));
+        assert_eq!(slowest(&[run(&[])]), "");
     }
 
     #[test]

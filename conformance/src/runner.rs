@@ -344,7 +344,9 @@ fn strip_error_messages(value: &mut Value) {
     }
 }
 
-/// Runs one case and compares it with its golden.
+/// Runs one case and compares it with its golden. The adapter has `timeout` to answer,
+/// or less when the divergence list expects the case to time out
+/// ([`Divergences::time_limit`]).
 pub fn run_case(
     case: &Case,
     profile: Profile,
@@ -354,7 +356,15 @@ pub fn run_case(
     divergences: &Divergences,
 ) -> CaseResult {
     let start = std::time::Instant::now();
-    let mut result = compare_case(case, profile, adapter, hello, timeout, divergences);
+    let limit = divergences.time_limit(&case.id(), timeout);
+    let mut result = compare_case(case, profile, adapter, hello, limit, divergences);
+    if limit < timeout && result.signature.as_deref() == Some(Status::Timeout.name()) {
+        result.notes.push(format!(
+            "waited {} ms, not --timeout's {} s: the divergence list expects this case to time out",
+            limit.as_millis(),
+            timeout.as_secs()
+        ));
+    }
     result.elapsed = start.elapsed();
     result
 }
@@ -727,6 +737,7 @@ pub fn unified_diff(expected: &str, actual: &str, name: &str) -> String {
 #[cfg(test)]
 mod tests {
     use super::*;
+    use crate::protocol::Response;
 
     /// Folders are made with their parents, once; one that exists is no error, a file
     /// in the way is.
@@ -779,6 +790,98 @@ mod tests {
             first_difference(&json!([1]), &json!([1, 2]), String::new()).as_deref(),
             Some("/1")
         );
+    }
+
+    /// An adapter that answers every request with an empty session, or never answers
+    /// (a hang); it records the limit each request was given.
+    struct Recording {
+        hangs: bool,
+        limits: Vec<Duration>,
+    }
+
+    impl Adapter for Recording {
+        fn hello(&mut self) -> Result<Hello, Failure> {
+            Ok(crate::execute::hello(Profile::Pi))
+        }
+
+        fn call(&mut self, request: &Request, timeout: Duration) -> Result<Response, Failure> {
+            self.limits.push(timeout);
+            if self.hangs {
+                return Err(Failure::Timeout);
+            }
+            Ok(Response {
+                kind: "response".into(),
+                case: request.case.clone(),
+                ok: Some(json!({"header": null, "entries": [], "leafId": null})),
+                error: None,
+                unsupported: false,
+            })
+        }
+    }
+
+    /// A `load` case, `g/x` with id 0001, in `dir`, whose golden is a `not_found` error:
+    /// an empty session differs from it.
+    fn hanging_case(dir: &Path) -> Case {
+        let golden = r#"{"files":{},"response":{"error":{"kind":"not_found"}}}"#;
+        fs::write(dir.join("expected.json"), golden).expect("golden written");
+        let file = serde_json::from_value(json!({
+            "id": 1, "name": "x", "profiles": ["pi"], "seed": "s", "op": "load", "args": {}
+        }))
+        .expect("case file");
+        Case {
+            file,
+            dir: dir.to_path_buf(),
+            group: "g".into(),
+            inputs: std::collections::BTreeMap::new(),
+            derived: crate::corpus::Derived::default(),
+            refused: None,
+        }
+    }
+
+    /// A case listed as timing out (`## timeout`) is given the short limit, and is
+    /// divergent when it runs out; any other listing, or none, gives the run's timeout.
+    /// A case that answers within the short limit is judged as any other.
+    #[test]
+    fn only_a_case_listed_as_timing_out_gets_the_short_limit() {
+        use Status::{Divergent, DivergentChanged as Changed, Timeout};
+        let (full, ms300) = (Duration::from_secs(20), Duration::from_millis(300));
+        let short = crate::divergences::EXPECTED_HANG_LIMIT;
+        let rows = [
+            // (list, run's timeout, hangs, limit given, status, a note on the short limit)
+            ("0001 h ## timeout", full, true, short, Divergent, true),
+            ("0001 h ## timeout", ms300, true, ms300, Divergent, false),
+            ("0001 h ## timeout", full, false, short, Changed, false),
+            ("0001 h ## crash", full, true, full, Changed, false),
+            ("0001 h", full, true, full, Divergent, false),
+            ("g/* h", full, true, full, Divergent, false),
+            ("tag:* h", full, true, full, Timeout, false),
+            ("", full, true, full, Timeout, false),
+        ];
+        let dir = tempfile::tempdir().expect("temp dir");
+        let case = hanging_case(dir.path());
+        let hello = crate::execute::hello(Profile::Pi);
+        for (list, timeout, hangs, limit, status, noted) in rows {
+            let divergences = crate::divergences::parse(list, Path::new("d")).expect("a list");
+            let mut adapter = Recording {
+                hangs,
+                limits: Vec::new(),
+            };
+            let result = run_case(
+                &case,
+                Profile::Pi,
+                &mut adapter,
+                &hello,
+                timeout,
+                &divergences,
+            );
+            assert_eq!(adapter.limits, [limit], "{list:?}");
+            assert_eq!(result.status, status, "{list:?}: {:?}", result.notes);
+            let note = result
+                .notes
+                .iter()
+                .any(|n| n.contains("expects this case to time out"));
+            assert_eq!(note, noted, "{list:?}: {:?}", result.notes);
+        }
     }
 
     #[test]

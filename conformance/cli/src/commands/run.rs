@@ -56,7 +56,8 @@ pub struct Args {
     /// Cases run in parallel (one adapter process each); default: the number of CPUs.
     #[arg(long)]
     jobs: Option<usize>,
-    /// Seconds an adapter may take per case.
+    /// Seconds an adapter may take per case; a case the `--expect` list signs
+    /// `## timeout` gets about a second (PROTOCOL.md "Expected divergences").
     #[arg(long, default_value_t = 30)]
     timeout: u64,
     /// Start the adapter once per case (one request on stdin, one response on stdout).
