@@ -86,6 +86,13 @@ test("the matrix page works from disk in headless Chromium", async () => {
 		assert.ok(reasons.length > 0, "the cell shows notes (divergence reasons, errors)");
 		assert.ok(await page.$eval("#details pre.diff", (p) => p.checkVisibility()), "the diff is on screen");
 
+		// The clause view: a row per clause of the specification (docs/spec/), chosen with the same filter.
+		const clause = await page.$eval('#filter optgroup[label="clauses of the specification"] option', (o) => o.value);
+		assert.match(clause, /^clause:[a-z]+\.\d+$/);
+		await page.select("#filter", clause);
+		const shown = await page.$$eval("#matrix tbody tr:not(.hidden)", (trs) => trs.map((tr) => tr.dataset.slug));
+		assert.deepEqual(shown, ["all", clause]);
+
 		if (process.env.MATRIX_SCREENSHOT) await page.screenshot({ path: process.env.MATRIX_SCREENSHOT, fullPage: true });
 		assert.deepEqual(errors, [], "no script errors");
 		assert.deepEqual(requests.filter((u) => !u.startsWith("file:")), [], "nothing fetched beyond the file");

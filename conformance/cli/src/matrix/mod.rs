@@ -320,15 +320,26 @@ impl Report {
     }
 }
 
-/// Case id (as reports write it, `0386`) → its tags, from the corpus's `case.json` files.
+/// Case id (as reports write it, `0386`) → its tags (or its clauses), from the corpus's
+/// `case.json` files.
 pub type Tags = BTreeMap<String, Vec<String>>;
 
-/// Reads the `tags` lists of every `case.json` under `corpus` (cases without one have none).
-/// A missing corpus directory gives no tags.
-pub fn corpus_tags(corpus: &Path) -> Result<Tags, MatrixError> {
-    let mut tags = Tags::new();
+/// What the corpus says of each case besides its group: its tags and the clauses of the
+/// specification it pins (`docs/spec/`).
+#[derive(Debug, Clone, Default, PartialEq)]
+pub struct CaseLabels {
+    /// Case id → its `tags`.
+    pub tags: Tags,
+    /// Case id → its `clauses`.
+    pub clauses: Tags,
+}
+
+/// Reads the `tags` and `clauses` lists of every `case.json` under `corpus` (cases without
+/// them have none). A missing corpus directory gives none.
+pub fn corpus_labels(corpus: &Path) -> Result<CaseLabels, MatrixError> {
+    let mut labels = CaseLabels::default();
     if !corpus.is_dir() {
-        return Ok(tags);
+        return Ok(labels);
     }
     let mut stack = vec![corpus.to_owned()];
     while let Some(dir) = stack.pop() {
@@ -355,19 +366,22 @@ pub fn corpus_tags(corpus: &Path) -> Result<Tags, MatrixError> {
                     line: e.line(),
                     message: e.to_string(),
                 })?;
-                let list = strings_of(case.get("tags"));
                 let id = match case.get("id") {
                     Some(Value::Number(n)) => n.as_u64().map(|n| format!("{n:04}")),
                     Some(Value::String(s)) => Some(s.clone()),
                     _ => None,
                 };
-                if let (Some(id), false) = (id, list.is_empty()) {
-                    tags.insert(id, list);
+                let Some(id) = id else { continue };
+                for (key, map) in [("tags", &mut labels.tags), ("clauses", &mut labels.clauses)] {
+                    let list = strings_of(case.get(key));
+                    if !list.is_empty() {
+                        map.insert(id.clone(), list);
+                    }
                 }
             }
         }
     }
-    Ok(tags)
+    Ok(labels)
 }
 
 /// What a row gathers.
@@ -379,6 +393,8 @@ pub enum RowKey {
     Group(String),
     /// The cases carrying one tag.
     Tag(String),
+    /// The cases pinning one clause of the specification (`docs/spec/`).
+    Clause(String),
 }
 
 impl RowKey {
@@ -388,6 +404,7 @@ impl RowKey {
             RowKey::All => "all cases".into(),
             RowKey::Group(g) => g.clone(),
             RowKey::Tag(t) => format!("tag: {t}"),
+            RowKey::Clause(c) => format!("clause {c}"),
         }
     }
 
@@ -397,6 +414,7 @@ impl RowKey {
             RowKey::All => "all".into(),
             RowKey::Group(g) => format!("group:{g}"),
             RowKey::Tag(t) => format!("tag:{t}"),
+            RowKey::Clause(c) => format!("clause:{c}"),
         }
     }
 }
@@ -424,14 +442,18 @@ pub struct Matrix {
     pub columns: Vec<Column>,
     /// Each case's tags (from the corpus and the reports).
     pub tags: Tags,
-    /// Rows: all cases, then groups by name, then tags by name; each with one cell per column.
+    /// Each case's clauses (from the corpus).
+    pub clauses: Tags,
+    /// Rows: all cases, then groups by name, then tags by name, then clauses; each with
+    /// one cell per column.
     pub rows: Vec<(RowKey, Vec<Cell>)>,
 }
 
 impl Matrix {
-    /// Builds the matrix; `tags` come from [`corpus_tags`] (a report's own tags are added).
-    pub fn build(columns: Vec<Column>, tags: &Tags) -> Matrix {
-        let mut all_tags = tags.clone();
+    /// Builds the matrix; `labels` come from [`corpus_labels`] (a report's own tags are added).
+    pub fn build(columns: Vec<Column>, labels: &CaseLabels) -> Matrix {
+        let mut all_tags = labels.tags.clone();
+        let clauses = &labels.clauses;
         for case in columns.iter().flat_map(|c| &c.cases) {
             if !case.tags.is_empty() {
                 let list = all_tags.entry(case.id.clone()).or_default();
@@ -449,6 +471,9 @@ impl Matrix {
             for t in all_tags.get(&case.id).into_iter().flatten() {
                 keys.insert(RowKey::Tag(t.clone()));
             }
+            for c in clauses.get(&case.id).into_iter().flatten() {
+                keys.insert(RowKey::Clause(c.clone()));
+            }
         }
         let rows = keys
             .into_iter()
@@ -463,6 +488,9 @@ impl Matrix {
                                 RowKey::Group(g) => case.group() == g,
                                 RowKey::Tag(t) => {
                                     all_tags.get(&case.id).is_some_and(|l| l.contains(t))
+                                }
+                                RowKey::Clause(c) => {
+                                    clauses.get(&case.id).is_some_and(|l| l.contains(c))
                                 }
                             };
                             if member {
@@ -479,17 +507,18 @@ impl Matrix {
         Matrix {
             columns,
             tags: all_tags,
+            clauses: clauses.clone(),
             rows,
         }
     }
 
-    /// Reads the reports and the corpus's tags and builds the matrix.
+    /// Reads the reports and the corpus's tags and clauses and builds the matrix.
     pub fn from_files(reports: &[PathBuf], corpus: &Path) -> Result<Matrix, MatrixError> {
         let mut columns = Vec::new();
         for path in reports {
             columns.extend(Report::read(path)?.columns);
         }
-        Ok(Matrix::build(columns, &corpus_tags(corpus)?))
+        Ok(Matrix::build(columns, &corpus_labels(corpus)?))
     }
 }
 
@@ -582,14 +611,55 @@ mod tests {
 {"type":"case","profile":"pi","id":"0001","name":"g/a","status":"pass"}
 "#;
         let report = Report::parse(text, Path::new("r")).unwrap();
-        let markdown =
-            Matrix::build(report.columns, &std::collections::BTreeMap::default()).markdown();
+        let markdown = Matrix::build(report.columns, &CaseLabels::default()).markdown();
         let head = markdown.lines().next().unwrap();
         assert_eq!(
             head,
             r"| cases | x\\u{a}# injected\\u{a}&lt;script&gt; 1 \| \*b\* \[l\](u) (pi) |"
         );
         assert_eq!(markdown.lines().count(), 4, "{markdown}");
+    }
+
+    /// The clause view: each clause a case pins is a row of its own, after the groups and
+    /// tags, and the Markdown gives the clauses a table of their own.
+    #[test]
+    fn clauses_are_rows_of_their_own() {
+        let text = r#"{"type":"header","profile":"pi","adapter":{"implementation":"x","version":"1"}}
+{"type":"case","profile":"pi","id":"0001","name":"g/a","status":"pass"}
+{"type":"case","profile":"pi","id":"0002","name":"g/b","status":"divergent","notes":["why"]}
+"#;
+        let columns = Report::parse(text, Path::new("r")).unwrap().columns;
+        let labels = CaseLabels {
+            tags: Tags::from([("0001".into(), vec!["t".into()])]),
+            clauses: Tags::from([
+                ("0001".into(), vec!["loading.1".into(), "tree.2".into()]),
+                ("0002".into(), vec!["tree.2".into()]),
+            ]),
+        };
+        let matrix = Matrix::build(columns, &labels);
+        let rows: Vec<String> = matrix.rows.iter().map(|(k, _)| k.slug()).collect();
+        assert_eq!(
+            rows,
+            [
+                "all",
+                "group:g",
+                "tag:t",
+                "clause:loading.1",
+                "clause:tree.2"
+            ]
+        );
+        let tree = &matrix.rows[4].1[0];
+        assert_eq!(
+            (tree.count(Bucket::Passed), tree.count(Bucket::Divergent)),
+            (1, 1)
+        );
+        let markdown = matrix.markdown();
+        assert!(
+            markdown.contains("| clause | x 1 (pi) |\n| --- | --- |\n| clause loading.1 | 1 passed |\n| clause tree.2 | 1 passed · 1 divergent |\n"),
+            "{markdown}"
+        );
+        let first_table = markdown.split("\n\n").next().unwrap_or("");
+        assert!(!first_table.contains("| clause "), "{markdown}");
     }
 
     /// Columns that ran different corpora are named under the table; the same corpus, or
@@ -609,7 +679,7 @@ mod tests {
                 .iter()
                 .flat_map(|t| Report::parse(t, Path::new("r")).unwrap().columns)
                 .collect();
-            Matrix::build(columns, &std::collections::BTreeMap::default()).markdown()
+            Matrix::build(columns, &CaseLabels::default()).markdown()
         };
         let plain = markdown(&[report("a", same), report("b", same), report("c", "")]);
         assert_eq!(plain.lines().count(), 4, "{plain}");

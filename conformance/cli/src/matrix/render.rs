@@ -78,12 +78,9 @@ fn cut(s: &str, max: usize) -> (&str, bool) {
 }
 
 impl Matrix {
-    /// The matrix as a Markdown table: a row per group and tag (after "all cases"), a column
-    /// per implementation, each cell its non-zero counts (`412 passed · 62 divergent`).
-    /// When the reports name different corpora, a line under the table names each
-    /// column's.
-    pub fn markdown(&self) -> String {
-        let mut out = String::from("| cases |");
+    /// One Markdown table: a heading row of the columns, then `rows`.
+    fn markdown_table(&self, heading: &str, rows: &[&(RowKey, Vec<Cell>)]) -> String {
+        let mut out = format!("| {heading} |");
         for column in &self.columns {
             let _ = write!(out, " {} |", md_escape(&column.label()));
         }
@@ -92,7 +89,7 @@ impl Matrix {
             out.push_str(" --- |");
         }
         out.push('\n');
-        for (key, cells) in &self.rows {
+        for (key, cells) in rows {
             let label = md_escape(&key.label());
             if *key == RowKey::All {
                 let _ = write!(out, "| **{label}** |");
@@ -103,6 +100,24 @@ impl Matrix {
                 let _ = write!(out, " {} |", cell_text(cell));
             }
             out.push('\n');
+        }
+        out
+    }
+
+    /// The matrix as a Markdown table: a row per group and tag (after "all cases"), a column
+    /// per implementation, each cell its non-zero counts (`412 passed · 62 divergent`);
+    /// then, when the corpus's cases cite clauses, a second table with a row per clause.
+    /// When the reports name different corpora, a line under the table names each
+    /// column's.
+    pub fn markdown(&self) -> String {
+        let (clauses, rows): (Vec<_>, Vec<_>) = self
+            .rows
+            .iter()
+            .partition(|(key, _)| matches!(key, RowKey::Clause(_)));
+        let mut out = self.markdown_table("cases", &rows);
+        if !clauses.is_empty() {
+            out.push_str("\nBy clause of the specification (`docs/spec/`): the cases that pin each clause.\n\n");
+            out.push_str(&self.markdown_table("clause", &clauses));
         }
         let corpora: std::collections::BTreeSet<&str> = self
             .columns
@@ -205,7 +220,11 @@ impl Matrix {
         );
         out.push_str("<p class=\"legend\">Each cell: cases <span class=\"b-passed\">passed</span>, <span class=\"b-divergent\">divergent</span> (a listed divergence with its reason), <span class=\"b-failed\">failed</span>, <span class=\"b-skipped\">skipped</span> (operation not offered), <span class=\"b-unsafe\">unsafe</span> (data destroyed). Click a cell for its cases and diffs.</p>\n");
         out.push_str("<p><label for=\"filter\">Rows: </label><select id=\"filter\">\n<option value=\"\">every row</option>\n");
-        for (group, kind) in [("groups", "group:"), ("tags", "tag:")] {
+        for (group, kind) in [
+            ("groups", "group:"),
+            ("tags", "tag:"),
+            ("clauses of the specification", "clause:"),
+        ] {
             let keys: Vec<&RowKey> = self
                 .rows
                 .iter()
