@@ -6,128 +6,30 @@
 //! its compaction, `fromId` not found, legacy versions, blob references.
 //! The file is read as the reference loads it (`parse`), and the tree rules are the
 //! reference's own (`Tree`): one reader of lines and one cycle check in the kit.
+//!
+//! Reading the file and its lines is here; `findings` holds what is reported, `schemas`
+//! the schema checks and `tree` the tree rules. Their public items are
+//! re-exported here.
 
 use std::collections::HashMap;
-use std::fmt;
 use std::io::Read;
 use std::path::{Path, PathBuf};
 
-use jsonschema::Validator;
 use serde_json::{json, Value};
 use session_reference::blobs::{BlobRef, BLOB_PREFIX};
-use session_reference::dialect::Keys;
-use session_reference::model::{Entry, EntryKind, Profile};
+use session_reference::model::{EntryKind, Profile};
 use session_reference::parse::{parse, DiagnosticKind, HeaderErrorKind, Parsed};
 use session_reference::tree::Tree;
 
-use session_conformance::schema;
+use self::findings::Findings;
+pub use self::findings::{Finding, Level, MAX_LISTED_FINDINGS};
+use self::schemas::check_schema;
+pub use self::schemas::Schemas;
+use self::tree::{tree_rules, Ancestry};
 
-/// How bad a finding is.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord)]
-pub enum Level {
-    /// Worth knowing; the file still loads as intended.
-    Warning,
-    /// The file breaks the format.
-    Error,
-}
-
-/// One problem in one file.
-#[derive(Debug, Clone, PartialEq, Eq)]
-pub struct Finding {
-    /// The file (`-` for stdin).
-    pub file: String,
-    /// 1-based line (0: the file as a whole).
-    pub line: usize,
-    /// Error or warning.
-    pub level: Level,
-    /// What is wrong.
-    pub message: String,
-    /// The entry id concerned.
-    pub id: Option<String>,
-    /// JSON Pointer inside the line.
-    pub pointer: Option<String>,
-}
-
-impl fmt::Display for Finding {
-    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-        let level = match self.level {
-            Level::Warning => "warning",
-            Level::Error => "error",
-        };
-        write!(f, "{}:{}: {level}: {}", self.file, self.line, self.message)?;
-        if let Some(id) = &self.id {
-            write!(f, " [{id}]")?;
-        }
-        if let Some(pointer) = &self.pointer {
-            write!(f, " ({pointer})")?;
-        }
-        Ok(())
-    }
-}
-
-impl Finding {
-    /// The finding as a JSON record.
-    pub fn to_json(&self) -> Value {
-        let level = if self.level == Level::Error {
-            "error"
-        } else {
-            "warning"
-        };
-        json!({"file": self.file, "line": self.line, "level": level, "message": self.message, "id": self.id, "pointer": self.pointer})
-    }
-}
-
-/// Compiled schemas per profile and version: entry type → validator.
-pub struct Schemas {
-    by_key: HashMap<(Profile, u32), HashMap<String, Validator>>,
-}
-
-impl Schemas {
-    /// Compiles the schemas of both profiles and the three versions.
-    ///
-    /// # Panics
-    /// Never for the schemas this crate generates (a test compiles them).
-    pub fn new() -> Schemas {
-        let mut by_key = HashMap::new();
-        for profile in Profile::ALL {
-            for version in 1..=3 {
-                let union = schema::line_union(profile, version);
-                let defs = union["$defs"].clone();
-                let mut validators = HashMap::new();
-                for branch in union["oneOf"].as_array().into_iter().flatten() {
-                    let name = branch["properties"]["type"]["const"]
-                        .as_str()
-                        .map_or("*", |t| t)
-                        .to_owned();
-                    let name = if branch["properties"]["type"]["$ref"].is_string() {
-                        "session".to_owned()
-                    } else {
-                        name
-                    };
-                    let mut schema = branch.clone();
-                    schema["$defs"] = defs.clone();
-                    schema["$schema"] = json!(schema::META_SCHEMA);
-                    let validator =
-                        jsonschema::validator_for(&schema).expect("generated schemas compile");
-                    validators.insert(name, validator);
-                }
-                by_key.insert((profile, version), validators);
-            }
-        }
-        Schemas { by_key }
-    }
-
-    fn validator(&self, profile: Profile, version: u32, type_name: &str) -> Option<&Validator> {
-        let set = self.by_key.get(&(profile, version))?;
-        set.get(type_name).or_else(|| set.get("*"))
-    }
-}
-
-impl Default for Schemas {
-    fn default() -> Self {
-        Schemas::new()
-    }
-}
+mod findings;
+mod schemas;
+mod tree;
 
 /// Options of a validation run.
 pub struct Options {
@@ -292,82 +194,6 @@ pub fn validate_reader(
     (findings.into_list(), profile)
 }
 
-/// The most findings listed for one file (in each of its two passes: the lines, then
-/// the tree). Past it they are only counted, and one last finding says how many there
-/// were: a file of millions of bad lines costs the memory of its bytes, not a record
-/// per line.
-pub const MAX_LISTED_FINDINGS: usize = 1_000;
-
-/// The findings of one file.
-struct Findings<'a> {
-    file: &'a str,
-    list: Vec<Finding>,
-    /// Errors and warnings past [`MAX_LISTED_FINDINGS`].
-    unlisted_errors: usize,
-    unlisted_warnings: usize,
-}
-
-impl<'a> Findings<'a> {
-    fn new(file: &'a str) -> Findings<'a> {
-        Findings {
-            file,
-            list: Vec::new(),
-            unlisted_errors: 0,
-            unlisted_warnings: 0,
-        }
-    }
-
-    /// The listed findings, and last, when some were only counted, one that says how
-    /// many (an error when any of them was).
-    fn into_list(mut self) -> Vec<Finding> {
-        let (errors, warnings) = (self.unlisted_errors, self.unlisted_warnings);
-        if errors + warnings > 0 {
-            self.list.push(Finding {
-                file: self.file.to_owned(),
-                line: 0,
-                level: if errors > 0 {
-                    Level::Error
-                } else {
-                    Level::Warning
-                },
-                message: format!(
-                    "{} more finding(s) not listed ({errors} error(s), {warnings} warning(s)); \
-                     the first {MAX_LISTED_FINDINGS} of each pass are",
-                    errors + warnings
-                ),
-                id: None,
-                pointer: None,
-            });
-        }
-        self.list
-    }
-
-    fn add(
-        &mut self,
-        line: usize,
-        level: Level,
-        message: String,
-        id: Option<String>,
-        pointer: Option<String>,
-    ) {
-        if self.list.len() >= MAX_LISTED_FINDINGS {
-            match level {
-                Level::Error => self.unlisted_errors += 1,
-                Level::Warning => self.unlisted_warnings += 1,
-            }
-            return;
-        }
-        self.list.push(Finding {
-            file: self.file.to_owned(),
-            line,
-            level,
-            message,
-            id,
-            pointer,
-        });
-    }
-}
-
 /// Parses the file as `profile`'s loader does; `None` decides the profile from the content
 /// (003 by its `session_header`, else pi or omp by the entry types only one of them writes).
 /// A file whose first value is not a header is read as if a header came before it, so its
@@ -427,115 +253,6 @@ fn loader_finding(kind: DiagnosticKind) -> Option<&'static str> {
         DiagnosticKind::InvalidUtf8 => "invalid UTF-8; loading reads the bad bytes as U+FFFD",
         _ => return None,
     })
-}
-
-/// The checks of one entry against the tree: a label's target, a compaction's kept
-/// entry among its ancestors, a branch summary's branch point.
-fn tree_rules(
-    tree: &Tree,
-    ancestry: &Ancestry,
-    index: usize,
-    entry: &Entry,
-    keys: &Keys,
-    line: usize,
-    findings: &mut Findings,
-) {
-    let id = entry.id.clone();
-    if let Some((target, _)) = entry.label_change().filter(|(t, _)| !tree.contains(t)) {
-        let pointer = format!("/{}", keys.name("targetId"));
-        findings.add(
-            line,
-            Level::Warning,
-            format!("label on {target:?}, which is not an entry of this session"),
-            id,
-            Some(pointer),
-        );
-        return;
-    }
-    if let Some(first) = entry.first_kept_entry_id() {
-        let kept = tree.index_of(&first);
-        // An entry on a cycle is on no path from a root; the cycle is reported itself.
-        if ancestry.reached(index) && !kept.is_some_and(|k| ancestry.is_ancestor(k, index)) {
-            let pointer = format!("/{}", keys.name("firstKeptEntryId"));
-            findings.add(line, Level::Warning, format!("firstKeptEntryId {first:?} is not an ancestor of this compaction; nothing before it is kept"), id, Some(pointer));
-        }
-        return;
-    }
-    if entry.kind == EntryKind::BranchSummary {
-        let key = keys.name("fromId");
-        if let Some(from) = entry
-            .object()
-            .str(key)
-            .filter(|f| f != "root" && !tree.contains(f))
-        {
-            findings.add(
-                line,
-                Level::Warning,
-                format!("fromId {from:?} is not an entry of this session"),
-                id,
-                Some(format!("/{key}")),
-            );
-        }
-    }
-}
-
-/// Which entries are ancestors of which, from the times a depth-first walk from the
-/// roots enters and leaves each entry: `a` is an ancestor of `c` when the walk enters
-/// `c` after `a` and leaves it no later. One walk for the whole file, so a question costs
-/// the same however long the path (a path of 50,000 compactions is asked 50,000 times).
-/// The walk keeps its own stack: nothing recurses on the tree's depth.
-struct Ancestry {
-    /// When the walk entered each entry; `usize::MAX` for an entry it never reached
-    /// (on a cycle, with no root above it).
-    enter: Vec<usize>,
-    /// When the walk left each entry.
-    exit: Vec<usize>,
-}
-
-impl Ancestry {
-    fn new(tree: &Tree) -> Ancestry {
-        let entries = tree.entries();
-        let mut children = vec![Vec::new(); entries.len()];
-        let mut roots = Vec::new();
-        for (index, entry) in entries.iter().enumerate() {
-            match entry.parent_id.as_deref().and_then(|p| tree.index_of(p)) {
-                Some(parent) => children[parent].push(index),
-                None => roots.push(index),
-            }
-        }
-        let mut ancestry = Ancestry {
-            enter: vec![usize::MAX; entries.len()],
-            exit: vec![usize::MAX; entries.len()],
-        };
-        let mut clock = 0;
-        let mut stack: Vec<(usize, usize)> = Vec::new();
-        for root in roots {
-            ancestry.enter[root] = clock;
-            clock += 1;
-            stack.push((root, 0));
-            while let Some((node, next)) = stack.pop() {
-                if let Some(&child) = children[node].get(next) {
-                    stack.push((node, next + 1));
-                    ancestry.enter[child] = clock;
-                    stack.push((child, 0));
-                } else {
-                    ancestry.exit[node] = clock;
-                }
-                clock += 1;
-            }
-        }
-        ancestry
-    }
-
-    /// Whether the walk reached `index` from a root.
-    fn reached(&self, index: usize) -> bool {
-        self.enter[index] != usize::MAX
-    }
-
-    /// Whether `a` is a proper ancestor of `c` (both reached from a root).
-    fn is_ancestor(&self, a: usize, c: usize) -> bool {
-        a != c && self.reached(a) && self.enter[a] < self.enter[c] && self.exit[c] <= self.exit[a]
-    }
 }
 
 /// Every `blob:sha256:` string of an entry: a malformed reference is an error, one
@@ -618,35 +335,6 @@ impl LineIndex {
     /// The 1-based line holding `offset`.
     fn line_of(&self, offset: usize) -> usize {
         self.newlines.partition_point(|&at| at < offset) + 1
-    }
-}
-
-fn check_schema(
-    schemas: &Schemas,
-    profile: Profile,
-    version: u32,
-    line: usize,
-    value: &Value,
-    findings: &mut Findings,
-) {
-    let type_name = value["type"].as_str().unwrap_or_default();
-    if let Some(validator) = schemas.validator(profile, version, type_name) {
-        for error in validator.iter_errors(value) {
-            let pointer = error.instance_path().to_string();
-            let id = value["id"].as_str().map(str::to_owned);
-            let pointer = if pointer.is_empty() {
-                "/".into()
-            } else {
-                pointer
-            };
-            findings.add(
-                line,
-                Level::Error,
-                format!("{type_name}: {error}"),
-                id,
-                Some(pointer),
-            );
-        }
     }
 }
 
@@ -775,7 +463,7 @@ pub fn validate_file(
 mod tests {
     use super::*;
 
-    const H: &str =
+    pub(super) const H: &str =
         r#"{"type":"session","version":3,"id":"s","timestamp":"2025-01-01T00:00:00Z","cwd":"/p"}"#;
 
     fn check(lines: &[&str]) -> Vec<String> {
@@ -803,57 +491,6 @@ mod tests {
             check(&[&msg("a", "null"), &msg("b", "\"a\"")]),
             Vec::<String>::new()
         );
-    }
-
-    /// Whether `a` is on the root→`c` path, from the path itself (what `Ancestry` answers
-    /// in constant time).
-    fn on_path(tree: &Tree, a: usize, c: usize) -> bool {
-        let path = tree.path_from_index(c);
-        path[..path.len() - 1].contains(&a)
-    }
-
-    #[test]
-    fn ancestry_agrees_with_the_paths() {
-        // Parents by index (`None`: a root; an index past the end: a missing parent),
-        // with branches, a missing parent and a self-parent with children under it.
-        let parents: &[Option<usize>] = &[
-            None,
-            Some(0),
-            Some(1),
-            Some(1),
-            Some(3),
-            Some(0),
-            None,
-            Some(6),
-            Some(8),
-            Some(9),
-            Some(8),
-            Some(99),
-        ];
-        let lines: Vec<String> = parents
-            .iter()
-            .enumerate()
-            .map(|(i, p)| {
-                let parent = p.map_or("null".to_owned(), |p| format!("\"e{p}\""));
-                format!(r#"{{"type":"message","id":"e{i}","parentId":{parent},"timestamp":"t","message":{{"role":"user","content":"x"}}}}"#)
-            })
-            .collect();
-        let text = format!("{H}\n{}\n", lines.join("\n"));
-        let tree = Tree::new(parse(text.as_bytes(), Profile::Pi).entries);
-        let ancestry = Ancestry::new(&tree);
-        let on_a_cycle = [8, 9, 10];
-        for c in 0..parents.len() {
-            assert_eq!(ancestry.reached(c), !on_a_cycle.contains(&c), "e{c}");
-            for a in 0..parents.len() {
-                if ancestry.reached(c) {
-                    assert_eq!(
-                        ancestry.is_ancestor(a, c),
-                        on_path(&tree, a, c),
-                        "e{a} of e{c}"
-                    );
-                }
-            }
-        }
     }
 
     #[test]
