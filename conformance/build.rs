@@ -1,4 +1,5 @@
-//! Packs the corpus (`corpus/cases`, `corpus/README.md`) and the schemas (`schemas/`) into
+//! Packs the corpus (`corpus/cases`, `corpus/README.md`), the schemas (`schemas/`) and the
+//! specification the cases cite (`docs/spec/`, as `spec/`) into
 //! one compressed bundle in `OUT_DIR`, which the library embeds (`bundle` module), and
 //! names the corpus's version for `--version`. Files are taken in path order, so the same
 //! files give the same bytes.
@@ -18,13 +19,15 @@ fn main() {
     let cases_dir = root.join("corpus/cases");
     let readme = root.join("corpus/README.md");
     let schemas_dir = root.join("schemas");
-    for path in [&cases_dir, &readme, &schemas_dir] {
+    let spec_dir = root.join("docs/spec");
+    for path in [&cases_dir, &readme, &schemas_dir, &spec_dir] {
         println!("cargo:rerun-if-changed={}", path.display());
     }
     println!("cargo:rerun-if-changed=src/bundle/format.rs");
 
     let cases = files_under(&cases_dir);
     let schemas = files_under(&schemas_dir);
+    let spec = files_under(&spec_dir);
     let mut unpacked = format::MAGIC.to_vec();
     let mut hasher = Sha256::new();
     let mut case_count = 0usize;
@@ -40,6 +43,9 @@ fn main() {
     format::write_record(&mut unpacked, "README.md", &readme_bytes);
     for (path, content) in &schemas {
         format::write_record(&mut unpacked, &format!("schemas/{path}"), content);
+    }
+    for (path, content) in &spec {
+        format::write_record(&mut unpacked, &format!("spec/{path}"), content);
     }
     let corpus_sha = format::hex(&hasher.finalize());
     let packed = miniz_oxide::deflate::compress_to_vec_zlib(&unpacked, 9);
@@ -59,7 +65,7 @@ fn main() {
          /// Files in the bundle.\n\
          pub const FILES: usize = {};\n",
         unpacked.len(),
-        cases.len() + schemas.len() + 1,
+        cases.len() + schemas.len() + spec.len() + 1,
     );
     write(&out.join("bundle.rs"), constants.as_bytes());
     println!(

@@ -19,13 +19,15 @@ mod inputs;
 mod lint;
 mod placeholders;
 mod problems;
+mod spec;
 mod templates;
 
-pub use case_file::{CaseFile, SafetyCheck, PATH_ARGS, SEED_SOURCES, TAGS};
+pub use case_file::{CaseFile, SafetyCheck, PATH_ARGS, TAGS};
 pub use cases::{load, load_case, Case, Derived};
 pub use goldens::Golden;
-pub use lint::check;
+pub use lint::{check, check_with_spec, Coverage};
 pub use problems::{
     CaseError, CaseProblem, CorpusError, CorpusProblem, GoldenProblem, GOLDEN_NESTING,
 };
+pub use spec::{is_clause_id, Clause, Spec};
 pub use templates::{expand, TemplateProblem, MAX_EXPANSION_BYTES};

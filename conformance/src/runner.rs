@@ -825,7 +825,7 @@ mod tests {
         let golden = r#"{"files":{},"response":{"error":{"kind":"not_found"}}}"#;
         fs::write(dir.join("expected.json"), golden).expect("golden written");
         let file = serde_json::from_value(json!({
-            "id": 1, "name": "x", "profiles": ["pi"], "seed": "s", "op": "load", "args": {}
+            "id": 1, "name": "x", "profiles": ["pi"], "clauses": ["loading.1"], "op": "load", "args": {}
         }))
         .expect("case file");
         Case {

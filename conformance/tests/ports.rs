@@ -601,10 +601,11 @@ fn an_extra_entry_type_is_declared_once() {
     assert!(results.iter().all(|(_, r)| r.status == Status::Fail));
 }
 
-/// `corpus check` refuses a tag the corpus README does not list, unsorted tags, and a
-/// `seed` that cites no document or catalogue.
+/// `corpus check` refuses a tag the corpus README does not list, unsorted tags, a clause
+/// id that is not one, one the specification does not have, and (against the
+/// specification) a clause no case cites that does not say why.
 #[test]
-fn corpus_check_refuses_unknown_and_unsorted_tags_and_unknown_seeds() {
+fn corpus_check_refuses_unknown_and_unsorted_tags_and_unknown_clauses() {
     let dir = tempfile::tempdir().expect("temp dir");
     let case_dir = dir.path().join("parse/crlf-line-endings");
     let source = corpus_dir().join("parse/crlf-line-endings");
@@ -616,9 +617,11 @@ fn corpus_check_refuses_unknown_and_unsorted_tags_and_unknown_seeds() {
         serde_json::from_str(&fs::read_to_string(source.join("case.json")).expect("read"))
             .expect("JSON");
     case["tags"] = serde_json::json!(["torn-line", "legacy-v9", "bad-header"]);
-    case["seed"] = serde_json::json!("005 Loading");
+    case["clauses"] = serde_json::json!(["loading.99", "Loading", "loading.1"]);
     fs::write(case_dir.join("case.json"), case.to_string()).expect("written");
-    let problems: Vec<String> = corpus::check(dir.path())
+    let spec = corpus::Spec::read(&Path::new(env!("CARGO_MANIFEST_DIR")).join("../docs/spec"))
+        .expect("the specification reads");
+    let problems: Vec<String> = corpus::check_with_spec(dir.path(), &spec, corpus::Coverage::Every)
         .iter()
         .map(ToString::to_string)
         .collect();
@@ -635,7 +638,23 @@ fn corpus_check_refuses_unknown_and_unsorted_tags_and_unknown_seeds() {
     assert!(
         problems
             .iter()
-            .any(|p| p.contains("seed \"005 Loading\" names no document")),
+            .any(|p| p.contains("clause \"loading.99\" is not in the specification")),
+        "{problems:?}"
+    );
+    assert!(
+        problems
+            .iter()
+            .any(|p| p.contains("clause \"Loading\" is not a clause id")),
+        "{problems:?}"
+    );
+    assert!(
+        problems
+            .iter()
+            .any(|p| p.contains("clause loading.2 (line") && p.contains("is cited by no case")),
+        "{problems:?}"
+    );
+    assert!(
+        !problems.iter().any(|p| p.contains("clause loading.1 ")),
         "{problems:?}"
     );
 }

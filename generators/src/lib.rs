@@ -742,7 +742,8 @@ pub fn case_file(id: u32, name: &str, ops: &[Op], profile: Profile) -> Value {
         "name": name,
         "description": format!("generated: {} SessionManager calls ({profile})", steps.len()),
         "profiles": [profile.name()],
-        "seed": if profile == Profile::Operator { "003 Entry types" } else { "000 Entry types" },
+        // The calls append and branch (the tree) and the file is written (persistence).
+        "clauses": ["tree.4", "persistence.2"],
         "op": "apply",
         "args": {"open": null, "cwd": "/proj", "steps": steps},
     })

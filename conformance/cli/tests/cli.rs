@@ -175,8 +175,15 @@ fn corpus_export_writes_the_repository_corpus_and_refuses_a_non_empty_folder() {
         std::fs::read(repo.join("corpus/README.md")).unwrap()
     );
     assert_eq!(
+        files_under(&out.join("spec")),
+        files_under(&repo.join("docs/spec"))
+    );
+    assert_eq!(
         files_under(&out).len(),
-        files_under(&out.join("cases")).len() + files_under(&out.join("schemas")).len() + 1
+        files_under(&out.join("cases")).len()
+            + files_under(&out.join("schemas")).len()
+            + files_under(&out.join("spec")).len()
+            + 1
     );
     let before = files_under(&out);
     cli()

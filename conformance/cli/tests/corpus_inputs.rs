@@ -34,7 +34,7 @@ fn write(path: &Path, text: &str) {
 /// `extra`, pretty-printed (one key a line), and whose input is `session.jsonl`.
 fn case(root: &Path, id: u32, name: &str, extra: &Value) -> PathBuf {
     let dir = root.join("g").join(name);
-    let mut file = json!({"id": id, "name": name, "profiles": ["pi"], "seed": "000 s", "op": "load",
+    let mut file = json!({"id": id, "name": name, "profiles": ["pi"], "clauses": ["loading.1"], "op": "load",
         "args": {"file": "session.jsonl"}});
     for (k, v) in extra.as_object().expect("object") {
         file[k] = v.clone();
@@ -334,7 +334,7 @@ fn bless_reports_case_errors_and_exits_non_zero() {
     let bad = root.path().join("g/huge-id");
     write(
         &bad.join("case.json"),
-        r#"{"id": 18446744073709551615, "name": "huge-id", "profiles": ["pi"], "seed": "000 s", "op": "load"}"#,
+        r#"{"id": 18446744073709551615, "name": "huge-id", "profiles": ["pi"], "clauses": ["loading.1"], "op": "load"}"#,
     );
     let output = cli()
         .arg("bless")
@@ -373,7 +373,7 @@ fn arguments_nest_as_deep_as_the_harness_reads() {
     );
     let deep = root.path().join("g/too-deep");
     let text = format!(
-        r#"{{"id": 2, "name": "too-deep", "profiles": ["pi"], "seed": "000 s", "op": "load", "args": {{"file": "session.jsonl", "deep": {}1{}}}}}"#,
+        r#"{{"id": 2, "name": "too-deep", "profiles": ["pi"], "clauses": ["loading.1"], "op": "load", "args": {{"file": "session.jsonl", "deep": {}1{}}}}}"#,
         "[".repeat(1_000),
         "]".repeat(1_000)
     );

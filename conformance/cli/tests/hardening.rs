@@ -43,7 +43,8 @@ fn write(path: &Path, text: &str) {
 /// A corpus case `group/name` with `case.json` fields `extra` and `input/session.jsonl`.
 fn case(root: &Path, id: u32, name: &str, extra: &Value) -> PathBuf {
     let dir = root.join("g").join(name);
-    let mut file = json!({"id": id, "name": name, "profiles": ["pi"], "seed": "s", "op": "load"});
+    let mut file =
+        json!({"id": id, "name": name, "profiles": ["pi"], "clauses": ["loading.1"], "op": "load"});
     for (k, v) in extra.as_object().expect("object") {
         file[k] = v.clone();
     }

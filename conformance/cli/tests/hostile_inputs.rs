@@ -117,7 +117,7 @@ proptest! {
         let args = json!({"file": file, "open": file, "agent_dir": file, "steps": [
             {"call": "appendMessage", "message": {"role": "assistant", "content": "x"}}
         ]});
-        let case_file = json!({"id": 1, "name": "c", "profiles": [profile.name()], "seed": "s", "op": op, "args": args});
+        let case_file = json!({"id": 1, "name": "c", "profiles": [profile.name()], "clauses": ["loading.1"], "op": op, "args": args});
         fs::write(case_dir.join("case.json"), case_file.to_string()).expect("write");
         let case = corpus::load_case(&case_dir).expect("loads");
         let outside: Vec<_> = fs::read_dir("/tmp").map(|d| d.flatten().map(|e| e.file_name()).collect()).unwrap_or_default();

@@ -24,11 +24,10 @@ pub struct CaseFile {
     pub description: String,
     /// The profiles it applies to.
     pub profiles: Vec<String>,
-    /// What the case tests: a seed document (`000`, `001`, `002`, `003` or `004`) and
-    /// its section, e.g. `000 Versioning and migrations`, or a rule of a behaviour
-    /// catalogue (`pi-mono 4.9`, `omp H4`); [`SEED_SOURCES`] lists the first words.
-    #[schemars(regex(pattern = r"^(000|001|002|003|004|pi-mono|omp) "))]
-    pub seed: String,
+    /// The clauses of the specification (`docs/spec/`) the case pins, e.g. `context.4`;
+    /// at least one. Where each rule comes from is the clause's business, not the case's.
+    #[schemars(length(min = 1))]
+    pub clauses: Vec<String>,
     // The schema's description (schemas/ is generated from this comment): the list is
     // `Operation::ALL`.
     /// The operation: `load`, `context`, `tree`, `apply`, `persist`, `list`, `recent`,
@@ -88,10 +87,6 @@ pub enum SafetyCheck {
     /// No `.jsonl` file holds more than one `type:"session"` line.
     SingleHeader,
 }
-
-/// What a case's `seed` may cite: the five seed documents (000–004; 000 governs `omp`, 002 `pi`, 003 `operator`)
-/// and the two behaviour catalogues of the real implementations.
-pub const SEED_SOURCES: [&str; 7] = ["000", "001", "002", "003", "004", "pi-mono", "omp"];
 
 /// The argument keys whose values name a file or folder inside the case directory.
 pub const PATH_ARGS: [&str; 5] = ["file", "open", "fork_from", "agent_dir", "session_dir"];

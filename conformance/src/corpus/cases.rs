@@ -237,7 +237,7 @@ fn refused_case(dir: &Path, group: String, name: String, error: CaseError) -> Ca
             name,
             description: String::new(),
             profiles: Vec::new(),
-            seed: String::new(),
+            clauses: Vec::new(),
             op: Operation::Load,
             args: Value::Null,
             tags: Vec::new(),
@@ -265,7 +265,7 @@ mod tests {
     fn cases_are_the_folders_holding_a_case_file() {
         let root = tempfile::tempdir().expect("temp dir");
         let case_json = |id: u32, name: &str| {
-            json!({"id": id, "name": name, "profiles": ["pi"], "seed": "s", "op": "load"})
+            json!({"id": id, "name": name, "profiles": ["pi"], "clauses": ["loading.1"], "op": "load"})
                 .to_string()
         };
         let write = |rel: &str, text: &str| {
@@ -299,7 +299,7 @@ mod tests {
     #[test]
     fn known_tokens_come_from_inputs_arguments_and_mtimes_once() {
         let file: CaseFile = serde_json::from_value(json!({
-            "id": 1, "name": "x", "profiles": ["pi"], "seed": "s", "op": "load",
+            "id": 1, "name": "x", "profiles": ["pi"], "clauses": ["loading.1"], "op": "load",
             "args": {"leafId": {"$concat": ["ab", "cd1234"]}},
             "mtimes": {"s.jsonl": "2026-03-01T12:00:00.000Z"}
         }))

@@ -1,5 +1,5 @@
 //! `corpus check`: the lint over every case of the corpus (ids, names, operations,
-//! profiles, seeds, tags, messages, `dir_inputs`, `mtimes`, goldens, orphaned files).
+//! profiles, clauses, tags, messages, `dir_inputs`, `mtimes`, goldens, orphaned files).
 
 use std::collections::{HashMap, HashSet};
 use std::fs;
@@ -7,20 +7,48 @@ use std::path::{Path, PathBuf};
 
 use session_reference::model::Profile;
 
-use super::case_file::{SEED_SOURCES, TAGS};
+use super::case_file::TAGS;
 use super::cases::load;
 use super::goldens::{check_golden_text, Golden};
 use super::problems::{CorpusError, CorpusProblem};
+use super::spec::{is_clause_id, Spec};
 use super::templates::expand;
 
 /// Lints the corpus: case files, names, ids, goldens. Returns every problem found.
+/// Clause ids are checked for their spelling only; [`check_with_spec`] checks them
+/// against the specification.
 pub fn check(root: &Path) -> Vec<CorpusError> {
+    check_cases(root, None)
+}
+
+/// Whether [`check_with_spec`] also asks that every clause be cited.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Coverage {
+    /// Every clause is cited by a case or says why none can see it: the whole corpus
+    /// against its own specification.
+    Every,
+    /// Cited clauses exist; a clause may go uncited (a generated or partial corpus).
+    CitedOnly,
+}
+
+/// [`check`], and the clauses against `spec`: every cited clause exists, and, with
+/// [`Coverage::Every`], every clause is cited by a case or says why it cannot be observed.
+pub fn check_with_spec(root: &Path, spec: &Spec, coverage: Coverage) -> Vec<CorpusError> {
+    check_cases(root, Some((spec, coverage)))
+}
+
+fn check_cases(root: &Path, spec: Option<(&Spec, Coverage)>) -> Vec<CorpusError> {
+    let (spec, coverage) = match spec {
+        Some((spec, coverage)) => (Some(spec), coverage),
+        None => (None, Coverage::CitedOnly),
+    };
     let cases = match load(root) {
         Ok(cases) => cases,
         Err(e) => return vec![e],
     };
     let mut problems = Vec::new();
     let mut ids: HashMap<u32, PathBuf> = HashMap::new();
+    let mut cited: HashSet<&str> = HashSet::new();
     for case in &cases {
         let at = |kind: CorpusProblem| CorpusError {
             path: case.dir.join("case.json"),
@@ -59,11 +87,16 @@ pub fn check(root: &Path) -> Vec<CorpusError> {
         if case.file.profiles.is_empty() {
             problems.push(at(CorpusProblem::NoProfiles));
         }
-        if !SEED_SOURCES
-            .iter()
-            .any(|source| case.file.seed.starts_with(&format!("{source} ")))
-        {
-            problems.push(at(CorpusProblem::UnknownSeed(case.file.seed.clone())));
+        if case.file.clauses.is_empty() {
+            problems.push(at(CorpusProblem::NoClauses));
+        }
+        for clause in &case.file.clauses {
+            cited.insert(clause.as_str());
+            if !is_clause_id(clause) {
+                problems.push(at(CorpusProblem::BadClauseId(clause.clone())));
+            } else if spec.is_some_and(|s| !s.clauses.contains_key(clause)) {
+                problems.push(at(CorpusProblem::UnknownClause(clause.clone())));
+            }
         }
         for tag in &case.file.tags {
             if !TAGS.iter().any(|(known, _)| known == tag) {
@@ -143,6 +176,15 @@ pub fn check(root: &Path) -> Vec<CorpusError> {
             problems.push(CorpusError {
                 path: case.dir.join("expected.json"),
                 kind: CorpusProblem::OrphanedGolden,
+            });
+        }
+    }
+    let every = spec.filter(|_| coverage == Coverage::Every);
+    for (id, clause) in every.map(|s| &s.clauses).into_iter().flatten() {
+        if !clause.not_observable && !cited.contains(id.as_str()) {
+            problems.push(CorpusError {
+                path: clause.file.clone(),
+                kind: CorpusProblem::UncitedClause(format!("{id} (line {})", clause.line)),
             });
         }
     }

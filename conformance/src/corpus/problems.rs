@@ -242,8 +242,14 @@ pub enum CorpusProblem {
     UnknownOp(String),
     /// The case lists no profile.
     NoProfiles,
-    /// A `seed` that names no document or catalogue ([`SEED_SOURCES`](super::SEED_SOURCES)).
-    UnknownSeed(String),
+    /// The case cites no clause of the specification.
+    NoClauses,
+    /// A cited clause id that is not spelled as one (`context.7`).
+    BadClauseId(String),
+    /// A cited clause the specification does not have.
+    UnknownClause(String),
+    /// A clause no case cites, though it does not say why it cannot be observed.
+    UncitedClause(String),
     /// A tag `corpus/README.md` does not list.
     UnknownTag(String),
     /// The tags are not sorted and distinct.
@@ -288,9 +294,18 @@ impl fmt::Display for CorpusProblem {
             CorpusProblem::NotKebab(name) => write!(f, "name {name:?} is not kebab-case"),
             CorpusProblem::UnknownOp(op) => write!(f, "unknown op {op:?}"),
             CorpusProblem::NoProfiles => f.write_str("no profiles"),
-            CorpusProblem::UnknownSeed(seed) => write!(
+            CorpusProblem::NoClauses => {
+                f.write_str("cites no clause: `clauses` names the clauses of docs/spec/ it pins")
+            }
+            CorpusProblem::BadClauseId(id) => {
+                write!(f, "clause {id:?} is not a clause id (an area, a dot and a number: context.7)")
+            }
+            CorpusProblem::UnknownClause(id) => {
+                write!(f, "clause {id:?} is not in the specification (docs/spec/)")
+            }
+            CorpusProblem::UncitedClause(id) => write!(
                 f,
-                "seed {seed:?} names no document: it starts with 000 to 004, pi-mono or omp, then a space"
+                "clause {id} is cited by no case: add a case, or say in a line starting `Not observable:` why none can see it"
             ),
             CorpusProblem::UnknownTag(tag) => {
                 write!(f, "unknown tag {tag:?} (corpus/README.md lists the tags)")

@@ -75,6 +75,12 @@ pub fn schemas_dir(given: Option<&Path>) -> Result<PathBuf, String> {
     built_in_unless(given, Path::new("schemas"), "schemas")
 }
 
+/// The specification's folder: `given`, else `docs/spec` when it is here, else the
+/// specification the binary carries.
+pub fn spec_dir(given: Option<&Path>) -> Result<PathBuf, String> {
+    built_in_unless(given, Path::new("docs/spec"), "spec")
+}
+
 fn built_in_unless(given: Option<&Path>, here: &Path, part: &str) -> Result<PathBuf, String> {
     if let Some(dir) = given {
         return Ok(dir.to_path_buf());

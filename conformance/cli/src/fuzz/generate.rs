@@ -110,7 +110,8 @@ pub(super) fn make_case(
             steps.len()
         ),
         profiles: vec![profile.name().to_owned()],
-        seed: seed_section(profile, "Entry types"),
+        // The calls append and branch (the tree) and the file is written (persistence).
+        clauses: clauses(&["tree.4", "persistence.2"]),
         op: Operation::Apply,
         args: serde_json::json!({"open": null, "cwd": "/proj", "steps": steps}),
         safety: Vec::new(),
@@ -127,7 +128,7 @@ pub(super) fn make_case(
             args["leafId"] = Value::from(ids[leaf.index(ids.len())].clone());
         }
         file.op = Operation::Context;
-        file.seed = seed_section(profile, "Context reconstruction");
+        file.clauses = clauses(&["context.3", "context.4"]);
         file.description = format!(
             "generated: the context of a {}-entry session ({profile})",
             ids.len()
@@ -138,7 +139,7 @@ pub(super) fn make_case(
             args["stubSummary"] = Value::from("S");
             args["settings"] = serde_json::json!({"keepRecentTokens": 1 + leaf.index(8)});
             file.op = Operation::Compaction;
-            file.seed = "004 Compaction (findCutPoint)".into();
+            file.clauses = clauses(&["compaction.6", "compaction.9"]);
             file.description = format!(
                 "generated: the compaction plan of a {}-entry session ({profile})",
                 ids.len()
@@ -159,13 +160,8 @@ pub(super) fn make_case(
 
 /// The `seed` of a generated case: the section of the format's document (000 for pi and
 /// omp, 003 for operator) it tests, so that `corpus check` accepts it.
-fn seed_section(profile: Profile, section: &str) -> String {
-    let document = if profile == Profile::Operator {
-        "003"
-    } else {
-        "000"
-    };
-    format!("{document} {section}")
+fn clauses(ids: &[&str]) -> Vec<String> {
+    ids.iter().map(|id| (*id).to_owned()).collect()
 }
 
 /// The file the reference writes for `steps` (deterministic ids and clock), and its entry ids.
