@@ -622,7 +622,7 @@ fn safety(check: &SafetyCheck, case: &Case, dir: &Path) -> Option<String> {
     match check {
         SafetyCheck::BytesKept { file } => {
             let original = case.inputs.get(file)?;
-            // A title slot before them is omp 18's format, not a loss (omp B1).
+            // A title slot before them is omp 18's format, not a loss (clause loading.8).
             let found = walk_files(dir).iter().any(|p| {
                 read_left(p).is_some_and(|b| {
                     b.starts_with(original)
