@@ -73,6 +73,8 @@ pub struct CaseResult {
     pub name: String,
     /// What the case checks: its `description` (empty when it has none).
     pub description: String,
+    /// The clauses of the specification (`docs/spec/`) the case pins.
+    pub clauses: Vec<String>,
     /// Outcome.
     pub status: Status,
     /// JSON Pointer of the first difference.

@@ -68,6 +68,13 @@ pub fn text(runs: &[ProfileRun], color: bool, corpus: &CorpusVersion) -> String 
             if !r.description.is_empty() {
                 let _ = writeln!(out, "  case: {}", printable(&r.description));
             }
+            if !r.clauses.is_empty() {
+                let _ = writeln!(
+                    out,
+                    "  rule: docs/spec/ clause {}",
+                    printable(&r.clauses.join(", "))
+                );
+            }
             for note in &r.notes {
                 let _ = writeln!(out, "  {note}");
             }
@@ -385,6 +392,7 @@ mod tests {
                 id: format!("{i:04}"),
                 name: format!("g/c{i}"),
                 description: String::new(),
+                clauses: Vec::new(),
                 status: *s,
                 pointer: None,
                 diff: None,

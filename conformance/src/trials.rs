@@ -115,6 +115,9 @@ fn failure_text(result: &CaseResult) -> String {
     if !result.description.is_empty() {
         let _ = writeln!(out, "{}", result.description);
     }
+    if !result.clauses.is_empty() {
+        let _ = writeln!(out, "rule: docs/spec/ clause {}", result.clauses.join(", "));
+    }
     let _ = writeln!(
         out,
         "case {} is {}{}",

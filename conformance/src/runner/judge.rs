@@ -30,6 +30,7 @@ pub(super) fn compare_case(
         id: case.id(),
         name: case.full_name(),
         description: case.file.description.clone(),
+        clauses: case.file.clauses.clone(),
         status: Status::Pass,
         pointer: None,
         diff: None,
