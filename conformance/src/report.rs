@@ -341,6 +341,7 @@ fn xml(s: &str) -> String {
 #[cfg(test)]
 mod tests {
     use super::*;
+    use session_reference::model::Profile;
 
     fn corpus() -> CorpusVersion {
         CorpusVersion {

@@ -10,7 +10,6 @@
 //! 4. [`migrate`] brings v1 and v2 files to v3;
 //! 5. [`tree`] indexes entries by id and answers tree questions;
 //! 6. [`context`] builds what is sent to the model;
-//!    [`dialect`] holds what differs between pi and omp, one module each;
 //! 7. [`persist`], [`blobs`] and [`storage`] write sessions (the only modules doing IO, with [`session`]);
 //! 8. [`session`] is the SessionManager that ties them together;
 //! 9. [`store`], [`listing`], [`recent`], [`search`], [`resume`], [`switching`] and [`history`] find sessions on disk and pick them up again.
@@ -33,7 +32,6 @@ pub mod blobs;
 pub mod branch_summary;
 pub mod compaction;
 pub mod context;
-pub mod dialect;
 pub mod entries;
 pub mod history;
 pub mod ids;

@@ -17,7 +17,7 @@ use session_reference::compaction::{
     branch_of, entry_id, entry_type, estimate_context_tokens, find_cut_point, prepare_compaction,
     should_compact, CutPoint, Rules, Settings,
 };
-use session_reference::dialect::Keys;
+use session_reference::model::Keys;
 use session_reference::model::Profile;
 use session_reference::session::{SessionError, SessionManager};
 
@@ -33,7 +33,7 @@ fn load(dir: &Path, args: &Value, profile: Profile) -> Result<Loaded, SessionErr
     let file = args["file"].as_str().unwrap_or("session.jsonl");
     let sm = SessionManager::open(&super::inside(dir, file)?, options(dir, profile))?;
     super::shallow(&sm)?;
-    let keys = profile.dialect().keys;
+    let keys = profile.keys();
     Ok(Loaded {
         entries: sm
             .entries()

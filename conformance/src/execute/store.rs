@@ -249,9 +249,9 @@ pub fn switch_op(dir: &Path, args: &Value, profile: Profile) -> Result<Value, Se
             )))
         }
     };
-    let level = args["thinkingLevel"]
-        .as_str()
-        .unwrap_or(profile.dialect().default_thinking_level);
+    let level = args["thinkingLevel"].as_str().unwrap_or(
+        session_reference::switching::Rules::for_profile(profile).default_thinking_level,
+    );
     let terminal = terminal(args);
     let started = start(
         &place.scope(profile),

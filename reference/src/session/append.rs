@@ -6,11 +6,11 @@
 
 use serde_json::{Map, Value};
 
-use super::{SessionError, SessionManager};
-use crate::dialect::Keys;
+use super::{Rules, SessionError, SessionManager};
 use crate::entries::{self, Base, Payload};
 use crate::ids::{iso_timestamp, new_entry_id};
 use crate::model::Entry;
+use crate::model::Keys;
 use crate::persist::prepare;
 
 impl SessionManager {
@@ -64,7 +64,7 @@ impl SessionManager {
             parent_id: self.tree.leaf().map(str::to_owned),
             timestamp: timestamp.unwrap_or_else(|| iso_timestamp(self.clock.now_ms())),
         };
-        let keys = self.profile.dialect().keys;
+        let keys = self.profile.keys();
         let (first, then) = (named(keys, &base), named(keys, payload));
         let (first, then) = if P::BASE_LAST {
             (then, first)
@@ -75,7 +75,7 @@ impl SessionManager {
         line.insert("type".to_owned(), Value::from(keys.name(P::TYPE)));
         line.extend(first.into_iter().chain(then));
         let mut value = Value::Object(line);
-        if self.profile.dialect().prepares_entries {
+        if Rules::for_profile(self.profile).prepares_entries {
             prepare(&mut value, &mut self.pending_blobs);
         }
         let ordinal = self.tree.entries().len() + 1;

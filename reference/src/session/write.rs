@@ -3,7 +3,7 @@
 
 use std::path::{Path, PathBuf};
 
-use super::{OnDisk, SessionError, SessionManager};
+use super::{OnDisk, Rules, SessionError, SessionManager};
 use crate::persist::{prepare, PendingBlob};
 use crate::storage::{Storage, Writer};
 use crate::{blobs, raw};
@@ -29,7 +29,8 @@ impl SessionManager {
         if let Some(error) = &self.persist_error {
             return Err(error.clone());
         }
-        let at_once = self.profile.dialect().appends_to_loaded_file_at_once && self.on_disk.header;
+        let at_once =
+            Rules::for_profile(self.profile).appends_to_loaded_file_at_once && self.on_disk.header;
         if !(self.has_assistant || at_once) {
             return Ok(());
         }
@@ -84,7 +85,7 @@ impl SessionManager {
     /// subsequent operations").
     fn seen_by_caller(&self, written: Result<(), SessionError>) -> Result<(), SessionError> {
         match written {
-            Err(_) if self.profile.dialect().queues_writes => Ok(()),
+            Err(_) if Rules::for_profile(self.profile).queues_writes => Ok(()),
             written => written,
         }
     }
@@ -98,7 +99,7 @@ impl SessionManager {
         let Some(path) = self.file.clone() else {
             return Ok(());
         };
-        let prepares = self.profile.dialect().prepares_entries;
+        let prepares = Rules::for_profile(self.profile).prepares_entries;
         let mut blobs = Vec::new();
         let mut text = String::new();
         text.push_str(self.header.raw.get());
