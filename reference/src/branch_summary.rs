@@ -11,12 +11,15 @@ use std::collections::HashSet;
 use serde_json::{json, Value};
 
 use crate::compaction::conversation::serialize_conversation;
-use crate::compaction::messages::{branch_summary_message, custom_message, time_ms, truthy};
+use crate::compaction::messages::{
+    branch_summary_message, compaction_summary_message, custom_message,
+};
 use crate::compaction::prepare::FileOps;
 use crate::compaction::summary::{append_file_lists, ModelRequest, PromptKind};
 use crate::compaction::tokens::estimate_tokens;
-use crate::compaction::{entry_id, entry_type, message_role, object, path_to, Rules};
+use crate::compaction::{entry_id, entry_type, message_role, path_to, Rules};
 use crate::model::Profile;
+use crate::raw::is_truthy_value;
 
 /// The `maxTokens` of a branch summary request.
 pub const BRANCH_MAX_TOKENS: i64 = 2048;
@@ -106,7 +109,8 @@ pub fn prepare_branch_entries(
         "fromHook"
     };
     for entry in entries.iter().filter(|e| entry_type(e) == "branch_summary") {
-        if !entry.get(extension_key).is_some_and(truthy) && entry.get("details").is_some_and(truthy)
+        if !entry.get(extension_key).is_some_and(is_truthy_value)
+            && entry.get("details").is_some_and(is_truthy_value)
         {
             file_ops.add_details(&entry["details"]);
         }
@@ -147,20 +151,8 @@ pub fn branch_message(entry: &Value, rules: &Rules) -> Option<Value> {
         "message" if message_role(entry) == "toolResult" => None,
         "message" => Some(entry["message"].clone()),
         "custom_message" => Some(custom_message(entry, rules)),
-        "branch_summary" => Some(branch_summary_message(entry)),
-        "compaction" => Some(object([
-            ("role", Some("compactionSummary".into())),
-            ("summary", entry.get("summary").cloned()),
-            (
-                "shortSummary",
-                entry
-                    .get("shortSummary")
-                    .cloned()
-                    .filter(|_| rules.short_summary),
-            ),
-            ("tokensBefore", entry.get("tokensBefore").cloned()),
-            ("timestamp", Some(time_ms(entry))),
-        ])),
+        "branch_summary" => Some(branch_summary_message(entry, rules)),
+        "compaction" => Some(compaction_summary_message(entry, rules)),
         _ => None,
     }
 }

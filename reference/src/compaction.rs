@@ -22,11 +22,11 @@
 //! implementation ([`CutRule::AnyButToolResult`]); the document's strict reading is
 //! [`CutRule::UserOrAssistant`], kept for a profile that wants it.
 
-use std::collections::{HashMap, HashSet};
-
 use serde_json::{Map, Value};
 
-use crate::model::Profile;
+use crate::context;
+use crate::model::{Entry, Profile};
+use crate::tree::Tree;
 
 pub mod conversation;
 pub mod cut;
@@ -146,6 +146,17 @@ pub struct Rules {
 }
 
 impl Rules {
+    /// The context's rules for the messages planning makes up from entries: omp's, else
+    /// pi's (planning reads entries in camelCase, operator's renamed first).
+    pub fn messages(&self) -> context::Rules {
+        let profile = if self.profile == Profile::Omp {
+            Profile::Omp
+        } else {
+            Profile::Pi
+        };
+        context::Rules::for_profile(profile)
+    }
+
     /// The rules of `profile`. Document 003 says nothing of planning: `operator` plans as pi.
     pub fn for_profile(profile: Profile) -> Rules {
         match profile {
@@ -174,40 +185,42 @@ impl Rules {
 }
 
 /// The path from the root to `leaf` (the last entry when `leaf` is `None` or unknown), as
-/// `getBranch` walks it: parent by parent, stopping at an entry already passed.
+/// `getBranch` walks it: [`Tree::path_from_index`] over the entries read as pi's.
 pub fn path_to<'a>(entries: &'a [Value], leaf: Option<&str>) -> Vec<&'a Value> {
-    let mut index: HashMap<&str, &Value> = HashMap::new();
-    for entry in entries {
-        if let Some(id) = entry_id(entry) {
-            index.insert(id, entry);
-        }
-    }
-    let by_id = |id: &str| index.get(id).copied();
-    let start = leaf.and_then(by_id).or_else(|| entries.last());
-    let mut path: Vec<&Value> = Vec::new();
-    let mut seen = HashSet::new();
-    let mut current = start;
-    while let Some(entry) = current {
-        if !seen.insert(std::ptr::from_ref(entry)) {
-            break;
-        }
-        path.push(entry);
-        current = entry
-            .get("parentId")
-            .and_then(Value::as_str)
-            .and_then(by_id);
-    }
-    path.reverse();
-    path
+    let tree = tree_of(entries);
+    let start = leaf
+        .and_then(|id| tree.index_of(id))
+        .or(entries.len().checked_sub(1));
+    walk(&tree, entries, start)
 }
 
 /// The path from `leaf` back to the root, as [`path_to`], for an explicit leaf only
 /// (`None` when `leaf` is not an entry).
 pub fn branch_of<'a>(entries: &'a [Value], leaf: &str) -> Option<Vec<&'a Value>> {
-    entries
-        .iter()
-        .any(|e| entry_id(e) == Some(leaf))
-        .then(|| path_to(entries, Some(leaf)))
+    let tree = tree_of(entries);
+    let start = tree.index_of(leaf)?;
+    Some(walk(&tree, entries, Some(start)))
+}
+
+/// The tree of planning's entries (camelCase, as pi writes them).
+fn tree_of(entries: &[Value]) -> Tree {
+    let profile = Profile::Pi;
+    Tree::new(
+        entries
+            .iter()
+            .enumerate()
+            .map(|(i, e)| Entry::from_text(e.to_string(), i + 1, profile))
+            .collect(),
+    )
+}
+
+fn walk<'a>(tree: &Tree, entries: &'a [Value], start: Option<usize>) -> Vec<&'a Value> {
+    start
+        .map(|s| tree.path_from_index(s))
+        .unwrap_or_default()
+        .into_iter()
+        .map(|i| &entries[i])
+        .collect()
 }
 
 /// An entry's `type`, or `""`.

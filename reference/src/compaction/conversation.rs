@@ -4,10 +4,10 @@
 
 use serde_json::Value;
 
-use super::messages::truthy;
 use super::tokens::blocks;
 use super::Rules;
 use crate::model::Profile;
+use crate::raw::is_truthy_value;
 
 /// Tool results longer than this (in UTF-16 units) are cut in the serialised conversation.
 pub const TOOL_RESULT_MAX_CHARS: usize = 2000;
@@ -85,15 +85,15 @@ fn bash_text(message: &Value, rules: &Rules) -> String {
         format!("```\n{output}\n```")
     };
     let exit = &message["exitCode"];
-    let status = if message.get("cancelled").is_some_and(truthy) {
+    let status = if message.get("cancelled").is_some_and(is_truthy_value) {
         "\n\n(command cancelled)".to_owned()
     } else if !exit.is_null() && exit.as_f64() != Some(0.0) {
         format!("\n\nCommand exited with code {}", js_string(exit))
     } else {
         String::new()
     };
-    let full = message.get("fullOutputPath").filter(|p| truthy(p));
-    let truncated = message.get("truncated").is_some_and(truthy);
+    let full = message.get("fullOutputPath").filter(|p| is_truthy_value(p));
+    let truncated = message.get("truncated").is_some_and(is_truthy_value);
     let notice = match full {
         Some(path) if truncated && rules.profile != Profile::Omp => {
             format!("\n\n[Output truncated. Full output: {}]", js_string(path))
@@ -116,7 +116,7 @@ fn python_text(message: &Value) -> String {
         format!("Output:\n```\n{output}\n```")
     };
     let exit = &message["exitCode"];
-    let status = if message.get("cancelled").is_some_and(truthy) {
+    let status = if message.get("cancelled").is_some_and(is_truthy_value) {
         "\n\n(execution cancelled)".to_owned()
     } else if !exit.is_null() && exit.as_f64() != Some(0.0) {
         format!("\n\nExecution failed with code {}", js_string(exit))
@@ -210,7 +210,9 @@ pub(crate) fn js_string(value: &Value) -> String {
 
 /// Whether a bash execution is left out of the context (`excludeFromContext`, the `!!` prefix).
 pub(crate) fn excluded(message: &Value) -> bool {
-    message.get("excludeFromContext").is_some_and(truthy)
+    message
+        .get("excludeFromContext")
+        .is_some_and(is_truthy_value)
 }
 
 #[cfg(test)]

@@ -175,7 +175,7 @@ fn messages<'a>(path: &[&'a Entry], rules: &Rules) -> Vec<Cow<'a, RawValue>> {
     let Some(c) = compaction else {
         return path.iter().filter_map(convert).collect();
     };
-    let summary = synthetic(
+    let summary = synthetic_message(
         &path[c].object(),
         "compactionSummary",
         rules.compaction_summary_fields,
@@ -197,12 +197,12 @@ fn convert<'a>(entry: &'a Entry, rules: &Rules) -> Option<Cow<'a, RawValue>> {
     match entry.kind {
         EntryKind::Message => entry.object().take("message").filter(|m| m.get() != "null"),
         EntryKind::CustomMessage if rules.custom_messages_in_context => Some(Cow::Owned(
-            synthetic(&entry.object(), "custom", rules.custom_message_fields),
+            synthetic_message(&entry.object(), "custom", rules.custom_message_fields),
         )),
         EntryKind::BranchSummary => {
             let obj = entry.object();
             is_truthy(obj.get("summary")).then(|| {
-                Cow::Owned(synthetic(
+                Cow::Owned(synthetic_message(
                     &obj,
                     "branchSummary",
                     rules.branch_summary_fields,
@@ -215,7 +215,7 @@ fn convert<'a>(entry: &'a Entry, rules: &Rules) -> Option<Cow<'a, RawValue>> {
 
 /// A message the context makes up from an entry: `role`, then `fields` copied from
 /// the entry where present; `timestamp` is the entry's time in milliseconds.
-fn synthetic(obj: &RawObject<'_>, role: &str, fields: &[&str]) -> Box<RawValue> {
+pub fn synthetic_message(obj: &RawObject<'_>, role: &str, fields: &[&str]) -> Box<RawValue> {
     let mut out = vec![("role", Some(to_raw(role)))];
     for &field in fields {
         let value = if field == "timestamp" {

@@ -4,6 +4,8 @@
 //! The session layer speaks the camelCase names of documents 000 and 002; [`Keys::name`]
 //! turns one into the dialect's own, and [`Keys::camel`] turns a dialect's name back.
 
+use serde_json::Value;
+
 use super::Profile;
 
 /// The names a dialect gives to the keys and entry types the session layer reads and
@@ -66,6 +68,25 @@ impl Keys {
             return Some(from);
         }
         (!self.renames.iter().any(|(from, _)| *from == name)).then_some(name)
+    }
+
+    /// An entry held as a JSON object with its keys and its `type` in camelCase names
+    /// (003's `parent_id`, `first_kept_entry_id`, `branch`, … renamed; camelCase
+    /// dialects' entries unchanged): compaction planning reads entries as pi writes them.
+    pub fn camel_entry(&self, entry: Value) -> Value {
+        let Value::Object(map) = entry else {
+            return entry;
+        };
+        map.into_iter()
+            .map(|(key, value)| {
+                let value = match (key.as_str(), value) {
+                    ("type", Value::String(t)) => Value::from(self.camel(&t).unwrap_or(&t)),
+                    (_, value) => value,
+                };
+                (self.camel(&key).unwrap_or(&key).to_owned(), value)
+            })
+            .collect::<serde_json::Map<_, _>>()
+            .into()
     }
 }
 
