@@ -15,11 +15,11 @@ use serde::Serialize;
 use serde_json::Value;
 
 use crate::ids::{iso_timestamp, parse_iso_ms};
+use crate::locations;
 use crate::model::Profile;
 use crate::parse::is_js_whitespace;
 use crate::raw::{as_string, is_truthy, RawObject};
 use crate::storage::Storage;
-use crate::store;
 
 /// The per-profile rules of listing (001; pi-mono 7.3–7.7; omp N1–N2). 003 is silent on
 /// everything but the file time order: operator lists as pi, without pi's title order.
@@ -312,7 +312,7 @@ pub fn list(storage: &dyn Storage, dir: &Path, profile: Profile) -> Vec<SessionI
 /// sessions root, newest first. Files directly in the root and deeper ones are ignored.
 /// In a flat store (003) every session is directly in the root.
 pub fn list_all(storage: &dyn Storage, sessions_root: &Path, profile: Profile) -> Vec<SessionInfo> {
-    if store::Rules::for_profile(profile).flat_sessions {
+    if locations::Rules::for_profile(profile).flat_sessions {
         return list(storage, sessions_root, profile);
     }
     collect(storage, &project_files(storage, sessions_root), profile)
@@ -327,7 +327,7 @@ pub fn list_project(
     profile: Profile,
 ) -> Vec<SessionInfo> {
     let mut infos = list(storage, dir, profile);
-    if store::Rules::for_profile(profile).flat_sessions {
+    if locations::Rules::for_profile(profile).flat_sessions {
         infos.retain(|info| info.cwd == cwd);
     }
     infos

@@ -8,12 +8,12 @@ use std::path::{Path, PathBuf};
 use serde::Serialize;
 
 use crate::listing::{find_most_recent, list, list_all, list_project, SessionInfo};
+use crate::locations::{
+    self, is_path_like, normalize_path, read_breadcrumb, write_breadcrumb, Breadcrumb, Store,
+};
 use crate::model::Profile;
 use crate::session::{Options, SessionError, SessionManager};
 use crate::storage::Storage;
-use crate::store::{
-    self, is_path_like, normalize_path, read_breadcrumb, write_breadcrumb, Breadcrumb, Store,
-};
 
 /// The per-profile rules of resuming (001; pi-mono 7.4, 7.8; omp O1–O6). 003 is silent:
 /// operator resumes as pi.
@@ -99,7 +99,7 @@ impl Scope<'_> {
     pub fn local_dir(&self) -> PathBuf {
         self.session_dir.map_or_else(
             || {
-                if store::Rules::for_profile(self.profile).flat_sessions {
+                if locations::Rules::for_profile(self.profile).flat_sessions {
                     self.store.sessions_root()
                 } else {
                     self.store.session_dir(self.cwd)

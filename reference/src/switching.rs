@@ -12,10 +12,10 @@ use std::path::{Path, PathBuf};
 use serde_json::Value;
 
 use crate::entries;
+use crate::locations::{write_breadcrumb, Breadcrumb};
 use crate::model::{EntryKind, Profile};
 use crate::resume::{self, Scope};
 use crate::session::{Options, SessionError, SessionManager};
-use crate::store::{write_breadcrumb, Breadcrumb};
 
 /// The per-profile rules of a switch's thinking level (001 step 14). 003 is silent:
 /// operator switches as pi. (Whether a switch points a breadcrumb is
@@ -150,8 +150,8 @@ fn absolute(file: &Path) -> PathBuf {
 #[cfg(test)]
 mod tests {
     use super::*;
+    use crate::locations::{read_breadcrumb, Store};
     use crate::storage::FileStorage;
-    use crate::store::{read_breadcrumb, Store};
     use std::fs;
 
     const HEADER: &str = r#"{"type":"session","version":3,"id":"s1","timestamp":"2026-01-01T00:00:00.000Z","cwd":"/old"}"#;

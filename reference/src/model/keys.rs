@@ -117,7 +117,7 @@ mod tests {
         assert_eq!(e.first_kept_entry_id().as_deref(), Some("a"));
         let leaf = entry(r#"{"type":"leaf","id":"l","parent_id":"c","target_id":"a"}"#);
         assert_eq!(leaf.kind, EntryKind::Leaf);
-        assert_eq!(leaf.leaf_target(), Some(Some("a".to_owned())));
+        assert_eq!(leaf.leaf_target().as_deref(), Some("a"));
         assert_eq!(
             entry(r#"{"type":"branch","id":"b"}"#).kind,
             EntryKind::BranchSummary

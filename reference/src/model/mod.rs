@@ -240,9 +240,12 @@ impl Entry {
             .flatten()
     }
 
-    /// A `leaf` entry's target (003 `LeafEntry.target_id`): `Some(None)` when it is not a string.
-    pub fn leaf_target(&self) -> Option<Option<String>> {
-        (self.kind == EntryKind::Leaf).then(|| self.object().str(self.keys().name("targetId")))
+    /// A `leaf` entry's target (003 `LeafEntry.target_id`), when it is a string. A `leaf`
+    /// entry without one leaves the session without a leaf.
+    pub fn leaf_target(&self) -> Option<String> {
+        (self.kind == EntryKind::Leaf)
+            .then(|| self.object().str(self.keys().name("targetId")))
+            .flatten()
     }
 
     /// What a `label` entry does to its target (`targetId`, when a string): sets the

@@ -11,7 +11,7 @@ use crate::entries::{self, Base, Payload};
 use crate::ids::{iso_timestamp, new_entry_id};
 use crate::model::Entry;
 use crate::model::Keys;
-use crate::persist::prepare;
+use crate::persisted_form::prepare;
 
 impl SessionManager {
     /// Appends an entry of `payload`'s type whose parent is the leaf; it becomes the
@@ -22,7 +22,7 @@ impl SessionManager {
         let id = entry.id.clone().unwrap_or_default();
         self.has_assistant |= entry.is_assistant();
         self.tree.push(entry);
-        self.persist()?;
+        self.write_pending()?;
         Ok(id)
     }
 

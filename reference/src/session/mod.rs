@@ -21,7 +21,7 @@ use crate::ids::{Clock, IdSource, RandomIds, SystemClock};
 use crate::migrate::Step;
 use crate::model::{Entry, Profile, SessionHeader};
 use crate::parse::{self, Diagnostic, HeaderError};
-use crate::persist::{resolve_blobs, PendingBlob};
+use crate::persisted_form::{resolve_blobs, PendingBlob};
 use crate::storage::{FileStorage, Storage, Writer};
 use crate::tree::{NotFound, Tree, TreeNode};
 use crate::{blobs, raw};
