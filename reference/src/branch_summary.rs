@@ -18,7 +18,6 @@ use crate::compaction::prepare::FileOps;
 use crate::compaction::summary::{append_file_lists, ModelRequest, PromptKind};
 use crate::compaction::tokens::estimate_tokens;
 use crate::compaction::{entry_id, entry_type, message_role, path_to, Rules};
-use crate::model::Profile;
 use crate::raw::is_truthy_value;
 
 /// The `maxTokens` of a branch summary request.
@@ -190,25 +189,16 @@ pub fn generate_branch_summary(
         max_tokens: BRANCH_MAX_TOKENS,
     };
     let (read, modified) = prep.file_ops.file_lists();
-    let preamble = branch_preamble(rules);
+    let preamble = rules.branch_preamble;
     let summary = append_file_lists(&format!("{preamble}{stub}"), &read, &modified, rules);
     let result = json!({"summary": summary, "readFiles": read, "modifiedFiles": modified});
     (prep, Some(request), result)
 }
 
-/// The text put before a branch summary. omp renders its `branch-summary-preamble.md`, and the
-/// renderer trims the blank line at its end: the summary follows `exploration:` directly (omp
-/// 13.19.0 as it ships).
-fn branch_preamble(rules: &Rules) -> &'static str {
-    match rules.profile {
-        Profile::Pi | Profile::Operator => "The user explored a different conversation branch before returning here.\nSummary of that exploration:\n\n",
-        Profile::Omp => "The user explored a different conversation branch before returning here.\nSummary of that exploration:",
-    }
-}
-
 #[cfg(test)]
 mod tests {
     use super::*;
+    use crate::model::Profile;
 
     fn entry(id: &str, parent: Option<&str>, role: &str, text: &str) -> Value {
         json!({"type":"message","id":id,"parentId":parent,"message":{"role":role,"content":text}})

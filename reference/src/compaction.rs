@@ -26,6 +26,7 @@ use serde_json::{Map, Value};
 
 use crate::context;
 use crate::model::{Entry, Profile};
+use crate::persisted_form::utf16_len;
 use crate::tree::Tree;
 
 pub mod conversation;
@@ -143,7 +144,30 @@ pub struct Rules {
     /// omp: the file lists are written by its template (at most 20 names each) and replace
     /// any lists already in the summary (`upsertFileOperations`).
     pub upsert_file_lists: bool,
+    /// omp: a Python execution is sent as text (`pythonExecutionToText`).
+    pub sends_python_executions: bool,
+    /// pi: a truncated bash output names the file its full output was kept in.
+    pub names_full_output: bool,
+    /// The text around a branch summary and a compaction summary sent as user messages
+    /// (pi `BRANCH_SUMMARY_PREFIX`…; omp's `branch-summary-context.md` and
+    /// `compaction-summary-context.md`).
+    pub summary_frames: (Frame, Frame),
+    /// The text put before a branch summary. omp renders its `branch-summary-preamble.md`,
+    /// and the renderer trims the blank line at its end: the summary follows
+    /// `exploration:` directly (omp 13.19.0 as it ships).
+    pub branch_preamble: &'static str,
 }
+
+/// The text before and after a summary.
+pub type Frame = (&'static str, &'static str);
+
+const BRANCH_FRAME: Frame = (
+    "The following is a summary of a branch that this conversation came back from:\n\n<summary>\n",
+    "</summary>",
+);
+
+/// omp's compaction summary frame (`compaction-summary-context.md`).
+const OMP_COMPACTION_CONTEXT: &str = "Another language model started to solve this problem and produced a summary of its thinking process. You also have access to the state of the tools that were used by that language model. You **MUST** use this to build on the work that has already been done and **MUST NOT** duplicate work. Here is the summary produced by the other language model; you **MUST** use the information in this summary to assist with your own analysis:\n\n<summary>\n";
 
 impl Rules {
     /// The context's rules for the messages planning makes up from entries: omp's, else
@@ -169,6 +193,13 @@ impl Rules {
                 effective_reserve: false,
                 short_summary: false,
                 upsert_file_lists: false,
+                sends_python_executions: false,
+                names_full_output: true,
+                summary_frames: (
+                    BRANCH_FRAME,
+                    ("The conversation history before this point was compacted into the following summary:\n\n<summary>\n", "\n</summary>"),
+                ),
+                branch_preamble: "The user explored a different conversation branch before returning here.\nSummary of that exploration:\n\n",
             },
             Profile::Omp => Rules {
                 profile,
@@ -179,6 +210,13 @@ impl Rules {
                 effective_reserve: true,
                 short_summary: true,
                 upsert_file_lists: true,
+                sends_python_executions: true,
+                names_full_output: false,
+                summary_frames: (
+                    (BRANCH_FRAME.0, "\n</summary>"),
+                    (OMP_COMPACTION_CONTEXT, "\n</summary>"),
+                ),
+                branch_preamble: "The user explored a different conversation branch before returning here.\nSummary of that exploration:",
             },
         }
     }
@@ -258,7 +296,7 @@ pub(crate) fn object<const N: usize>(fields: [(&str, Option<Value>); N]) -> Valu
 
 /// A string's length as JavaScript counts it: UTF-16 code units.
 pub(crate) fn js_len(text: &str) -> i64 {
-    i64::try_from(text.encode_utf16().count()).unwrap_or(i64::MAX)
+    i64::try_from(utf16_len(text)).unwrap_or(i64::MAX)
 }
 
 #[cfg(test)]

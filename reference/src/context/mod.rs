@@ -236,7 +236,7 @@ pub(crate) fn message_of<'a>(obj: &'a RawObject<'_>) -> RawObject<'a> {
 }
 
 /// `String(value)` for a JSON value as JavaScript's template literals print it.
-pub(crate) fn js_string(value: Option<&RawValue>) -> String {
+pub fn js_string(value: Option<&RawValue>) -> String {
     match value {
         None => "undefined".to_owned(),
         Some(v) => as_string(v).unwrap_or_else(|| v.get().to_owned()),
