@@ -7,11 +7,12 @@ import (`use …;`, `import …`), and in Rust nothing from `#[cfg(test)]` on. A
 function is taken from its first line to the line where its braces balance.
 
 usage: scripts/reading_lengths.py [PI_MONO_DIST OMP_SRC]
-(defaults: the adapters' node_modules under ../main/conformance/adapters)."""
+(defaults: the adapters' node_modules, after `npm ci` in conformance/adapters/pi-mono and
+conformance/adapters/omp)."""
 import os, re, sys
 
 ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
-ADAPTERS = os.path.join(ROOT, "..", "main", "conformance", "adapters")
+ADAPTERS = os.path.join(ROOT, "conformance", "adapters")
 PI = sys.argv[1] if len(sys.argv) > 2 else os.path.join(
     ADAPTERS, "pi-mono/node_modules/@mariozechner/pi-coding-agent/dist")
 OMP = sys.argv[2] if len(sys.argv) > 2 else os.path.join(

@@ -240,16 +240,15 @@ pub fn branch_of<'a>(entries: &'a [Value], leaf: &str) -> Option<Vec<&'a Value>>
     Some(walk(&tree, entries, Some(start)))
 }
 
-/// The tree of planning's entries (camelCase, as pi writes them).
+/// The tree of planning's entries.
 fn tree_of(entries: &[Value]) -> Tree {
-    let profile = Profile::Pi;
-    Tree::new(
-        entries
-            .iter()
-            .enumerate()
-            .map(|(i, e)| Entry::from_text(e.to_string(), i + 1, profile))
-            .collect(),
-    )
+    Tree::new(entries.iter().map(entry_of).collect())
+}
+
+/// One of planning's entries as the session layer reads it: camelCase, as pi writes it.
+/// (Its ordinal, read only by the v1 migration, is 0: planning migrates nothing.)
+pub(crate) fn entry_of(value: &Value) -> Entry {
+    Entry::from_text(value.to_string(), 0, Profile::Pi)
 }
 
 fn walk<'a>(tree: &Tree, entries: &'a [Value], start: Option<usize>) -> Vec<&'a Value> {

@@ -4,9 +4,9 @@
 
 use serde_json::Value;
 
-use super::{entry_type, Rules};
+use super::{entry_of, entry_type, Rules};
 use crate::context::{self, build_context, LeafChoice};
-use crate::model::{Entry, Profile};
+use crate::model::Profile;
 use crate::raw::{parse_value, RawObject};
 use crate::tree::Tree;
 
@@ -55,14 +55,8 @@ fn synthetic(entry: &Value, role: &str, fields: &[&str]) -> Value {
 /// The messages of `buildSessionContext(pathEntries)` (pi), which pi estimates for
 /// `tokensBefore`: [`context::build_context`] over the path.
 pub fn context_messages(path: &[&Value]) -> Vec<Value> {
-    let profile = Profile::Pi;
-    let entries = path
-        .iter()
-        .enumerate()
-        .map(|(i, e)| Entry::from_text(e.to_string(), i + 1, profile))
-        .collect();
-    let tree = Tree::new(entries);
-    build_context(&tree, LeafChoice::Last, profile)
+    let tree = Tree::new(path.iter().map(|e| entry_of(e)).collect());
+    build_context(&tree, LeafChoice::Last, Profile::Pi)
         .messages
         .iter()
         .map(|m| parse_value(m.get()).unwrap_or(Value::Null))
