@@ -19,7 +19,7 @@ use crate::json_writer;
 use crate::snapshot::hex;
 use regex::Regex;
 use serde_json::{json, Value};
-use session_reference::persist::utf16_len;
+use session_reference::persisted_form::utf16_len;
 use sha2::{Digest, Sha256};
 
 use self::tokens::{

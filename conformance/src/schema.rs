@@ -106,7 +106,7 @@ fn entry_types(profile: Profile) -> Vec<(&'static str, Value)> {
             ("mode_change", entry::<entries::ModeChange>()),
         ]),
     }
-    let keys = profile.dialect().keys;
+    let keys = profile.keys();
     if let Some(leaf) = keys.leaf_type {
         types.push((leaf, leaf_schema()));
     }
@@ -145,7 +145,7 @@ fn entry<P: JsonSchema>() -> Value {
 }
 
 /// The dialect's names for a schema's properties and required keys (003: snake_case).
-fn rename_keys(schema: &mut Value, keys: &session_reference::dialect::Keys) {
+fn rename_keys(schema: &mut Value, keys: &session_reference::model::Keys) {
     if keys.renames.is_empty() {
         return;
     }
@@ -165,7 +165,7 @@ fn rename_keys(schema: &mut Value, keys: &session_reference::dialect::Keys) {
     }
 }
 
-fn rename(key: &str, keys: &session_reference::dialect::Keys) -> String {
+fn rename(key: &str, keys: &session_reference::model::Keys) -> String {
     keys.renames
         .iter()
         .find(|(from, _)| *from == key)
@@ -175,7 +175,7 @@ fn rename(key: &str, keys: &session_reference::dialect::Keys) -> String {
 
 /// The header of `profile` at `version`; 003's is `session_header` with no `version`.
 fn profile_header(profile: Profile, version: u32) -> Value {
-    let keys = profile.dialect().keys;
+    let keys = profile.keys();
     if keys.versioned {
         return header(version);
     }
@@ -220,7 +220,7 @@ fn session_schemas() -> Vec<(PathBuf, String)> {
     let mut out = Vec::new();
     for profile in Profile::ALL {
         let p = profile.name();
-        let versions = if profile.dialect().keys.versioned {
+        let versions = if profile.keys().versioned {
             1..=3
         } else {
             3..=3
@@ -253,7 +253,7 @@ pub fn line_union(profile: Profile, version: u32) -> Value {
     let mut defs = serde_json::Map::new();
     let mut branches = vec![take_defs(profile_header(profile, version), &mut defs)];
     let types = entry_types(profile);
-    let header_type = profile.dialect().keys.name("session");
+    let header_type = profile.keys().name("session");
     let known: Vec<&str> = types.iter().map(|(n, _)| *n).chain([header_type]).collect();
     for (name, mut schema) in types {
         if version == 1 {

@@ -11,12 +11,14 @@ use std::collections::HashSet;
 use serde_json::{json, Value};
 
 use crate::compaction::conversation::serialize_conversation;
-use crate::compaction::messages::{branch_summary_message, custom_message, time_ms, truthy};
+use crate::compaction::messages::{
+    branch_summary_message, compaction_summary_message, custom_message,
+};
 use crate::compaction::prepare::FileOps;
 use crate::compaction::summary::{append_file_lists, ModelRequest, PromptKind};
 use crate::compaction::tokens::estimate_tokens;
-use crate::compaction::{entry_id, entry_type, message_role, object, path_to, Rules};
-use crate::model::Profile;
+use crate::compaction::{entry_id, entry_type, message_role, path_to, Rules};
+use crate::raw::is_truthy_value;
 
 /// The `maxTokens` of a branch summary request.
 pub const BRANCH_MAX_TOKENS: i64 = 2048;
@@ -106,7 +108,8 @@ pub fn prepare_branch_entries(
         "fromHook"
     };
     for entry in entries.iter().filter(|e| entry_type(e) == "branch_summary") {
-        if !entry.get(extension_key).is_some_and(truthy) && entry.get("details").is_some_and(truthy)
+        if !entry.get(extension_key).is_some_and(is_truthy_value)
+            && entry.get("details").is_some_and(is_truthy_value)
         {
             file_ops.add_details(&entry["details"]);
         }
@@ -147,20 +150,8 @@ pub fn branch_message(entry: &Value, rules: &Rules) -> Option<Value> {
         "message" if message_role(entry) == "toolResult" => None,
         "message" => Some(entry["message"].clone()),
         "custom_message" => Some(custom_message(entry, rules)),
-        "branch_summary" => Some(branch_summary_message(entry)),
-        "compaction" => Some(object([
-            ("role", Some("compactionSummary".into())),
-            ("summary", entry.get("summary").cloned()),
-            (
-                "shortSummary",
-                entry
-                    .get("shortSummary")
-                    .cloned()
-                    .filter(|_| rules.short_summary),
-            ),
-            ("tokensBefore", entry.get("tokensBefore").cloned()),
-            ("timestamp", Some(time_ms(entry))),
-        ])),
+        "branch_summary" => Some(branch_summary_message(entry, rules)),
+        "compaction" => Some(compaction_summary_message(entry, rules)),
         _ => None,
     }
 }
@@ -198,25 +189,16 @@ pub fn generate_branch_summary(
         max_tokens: BRANCH_MAX_TOKENS,
     };
     let (read, modified) = prep.file_ops.file_lists();
-    let preamble = branch_preamble(rules);
+    let preamble = rules.branch_preamble;
     let summary = append_file_lists(&format!("{preamble}{stub}"), &read, &modified, rules);
     let result = json!({"summary": summary, "readFiles": read, "modifiedFiles": modified});
     (prep, Some(request), result)
 }
 
-/// The text put before a branch summary. omp renders its `branch-summary-preamble.md`, and the
-/// renderer trims the blank line at its end: the summary follows `exploration:` directly (omp
-/// 13.19.0 as it ships).
-fn branch_preamble(rules: &Rules) -> &'static str {
-    match rules.profile {
-        Profile::Pi | Profile::Operator => "The user explored a different conversation branch before returning here.\nSummary of that exploration:\n\n",
-        Profile::Omp => "The user explored a different conversation branch before returning here.\nSummary of that exploration:",
-    }
-}
-
 #[cfg(test)]
 mod tests {
     use super::*;
+    use crate::model::Profile;
 
     fn entry(id: &str, parent: Option<&str>, role: &str, text: &str) -> Value {
         json!({"type":"message","id":id,"parentId":parent,"message":{"role":role,"content":text}})

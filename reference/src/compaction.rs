@@ -22,11 +22,12 @@
 //! implementation ([`CutRule::AnyButToolResult`]); the document's strict reading is
 //! [`CutRule::UserOrAssistant`], kept for a profile that wants it.
 
-use std::collections::{HashMap, HashSet};
-
 use serde_json::{Map, Value};
 
-use crate::model::Profile;
+use crate::context;
+use crate::model::{Entry, Profile};
+use crate::persisted_form::utf16_len;
+use crate::tree::Tree;
 
 pub mod conversation;
 pub mod cut;
@@ -143,9 +144,43 @@ pub struct Rules {
     /// omp: the file lists are written by its template (at most 20 names each) and replace
     /// any lists already in the summary (`upsertFileOperations`).
     pub upsert_file_lists: bool,
+    /// omp: a Python execution is sent as text (`pythonExecutionToText`).
+    pub sends_python_executions: bool,
+    /// pi: a truncated bash output names the file its full output was kept in.
+    pub names_full_output: bool,
+    /// The text around a branch summary and a compaction summary sent as user messages
+    /// (pi `BRANCH_SUMMARY_PREFIX`…; omp's `branch-summary-context.md` and
+    /// `compaction-summary-context.md`).
+    pub summary_frames: (Frame, Frame),
+    /// The text put before a branch summary. omp renders its `branch-summary-preamble.md`,
+    /// and the renderer trims the blank line at its end: the summary follows
+    /// `exploration:` directly (omp 13.19.0 as it ships).
+    pub branch_preamble: &'static str,
 }
 
+/// The text before and after a summary.
+pub type Frame = (&'static str, &'static str);
+
+const BRANCH_FRAME: Frame = (
+    "The following is a summary of a branch that this conversation came back from:\n\n<summary>\n",
+    "</summary>",
+);
+
+/// omp's compaction summary frame (`compaction-summary-context.md`).
+const OMP_COMPACTION_CONTEXT: &str = "Another language model started to solve this problem and produced a summary of its thinking process. You also have access to the state of the tools that were used by that language model. You **MUST** use this to build on the work that has already been done and **MUST NOT** duplicate work. Here is the summary produced by the other language model; you **MUST** use the information in this summary to assist with your own analysis:\n\n<summary>\n";
+
 impl Rules {
+    /// The context's rules for the messages planning makes up from entries: omp's, else
+    /// pi's (planning reads entries in camelCase, operator's renamed first).
+    pub fn messages(&self) -> context::Rules {
+        let profile = if self.profile == Profile::Omp {
+            Profile::Omp
+        } else {
+            Profile::Pi
+        };
+        context::Rules::for_profile(profile)
+    }
+
     /// The rules of `profile`. Document 003 says nothing of planning: `operator` plans as pi.
     pub fn for_profile(profile: Profile) -> Rules {
         match profile {
@@ -158,6 +193,13 @@ impl Rules {
                 effective_reserve: false,
                 short_summary: false,
                 upsert_file_lists: false,
+                sends_python_executions: false,
+                names_full_output: true,
+                summary_frames: (
+                    BRANCH_FRAME,
+                    ("The conversation history before this point was compacted into the following summary:\n\n<summary>\n", "\n</summary>"),
+                ),
+                branch_preamble: "The user explored a different conversation branch before returning here.\nSummary of that exploration:\n\n",
             },
             Profile::Omp => Rules {
                 profile,
@@ -168,46 +210,54 @@ impl Rules {
                 effective_reserve: true,
                 short_summary: true,
                 upsert_file_lists: true,
+                sends_python_executions: true,
+                names_full_output: false,
+                summary_frames: (
+                    (BRANCH_FRAME.0, "\n</summary>"),
+                    (OMP_COMPACTION_CONTEXT, "\n</summary>"),
+                ),
+                branch_preamble: "The user explored a different conversation branch before returning here.\nSummary of that exploration:",
             },
         }
     }
 }
 
 /// The path from the root to `leaf` (the last entry when `leaf` is `None` or unknown), as
-/// `getBranch` walks it: parent by parent, stopping at an entry already passed.
+/// `getBranch` walks it: [`Tree::path_from_index`] over the entries read as pi's.
 pub fn path_to<'a>(entries: &'a [Value], leaf: Option<&str>) -> Vec<&'a Value> {
-    let mut index: HashMap<&str, &Value> = HashMap::new();
-    for entry in entries {
-        if let Some(id) = entry_id(entry) {
-            index.insert(id, entry);
-        }
-    }
-    let by_id = |id: &str| index.get(id).copied();
-    let start = leaf.and_then(by_id).or_else(|| entries.last());
-    let mut path: Vec<&Value> = Vec::new();
-    let mut seen = HashSet::new();
-    let mut current = start;
-    while let Some(entry) = current {
-        if !seen.insert(std::ptr::from_ref(entry)) {
-            break;
-        }
-        path.push(entry);
-        current = entry
-            .get("parentId")
-            .and_then(Value::as_str)
-            .and_then(by_id);
-    }
-    path.reverse();
-    path
+    let tree = tree_of(entries);
+    let start = leaf
+        .and_then(|id| tree.index_of(id))
+        .or(entries.len().checked_sub(1));
+    walk(&tree, entries, start)
 }
 
 /// The path from `leaf` back to the root, as [`path_to`], for an explicit leaf only
 /// (`None` when `leaf` is not an entry).
 pub fn branch_of<'a>(entries: &'a [Value], leaf: &str) -> Option<Vec<&'a Value>> {
-    entries
-        .iter()
-        .any(|e| entry_id(e) == Some(leaf))
-        .then(|| path_to(entries, Some(leaf)))
+    let tree = tree_of(entries);
+    let start = tree.index_of(leaf)?;
+    Some(walk(&tree, entries, Some(start)))
+}
+
+/// The tree of planning's entries.
+fn tree_of(entries: &[Value]) -> Tree {
+    Tree::new(entries.iter().map(entry_of).collect())
+}
+
+/// One of planning's entries as the session layer reads it: camelCase, as pi writes it.
+/// (Its ordinal, read only by the v1 migration, is 0: planning migrates nothing.)
+pub(crate) fn entry_of(value: &Value) -> Entry {
+    Entry::from_text(value.to_string(), 0, Profile::Pi)
+}
+
+fn walk<'a>(tree: &Tree, entries: &'a [Value], start: Option<usize>) -> Vec<&'a Value> {
+    start
+        .map(|s| tree.path_from_index(s))
+        .unwrap_or_default()
+        .into_iter()
+        .map(|i| &entries[i])
+        .collect()
 }
 
 /// An entry's `type`, or `""`.
@@ -245,7 +295,7 @@ pub(crate) fn object<const N: usize>(fields: [(&str, Option<Value>); N]) -> Valu
 
 /// A string's length as JavaScript counts it: UTF-16 code units.
 pub(crate) fn js_len(text: &str) -> i64 {
-    i64::try_from(text.encode_utf16().count()).unwrap_or(i64::MAX)
+    i64::try_from(utf16_len(text)).unwrap_or(i64::MAX)
 }
 
 #[cfg(test)]

@@ -10,10 +10,9 @@
 //! 4. [`migrate`] brings v1 and v2 files to v3;
 //! 5. [`tree`] indexes entries by id and answers tree questions;
 //! 6. [`context`] builds what is sent to the model;
-//!    [`dialect`] holds what differs between pi and omp, one module each;
-//! 7. [`persist`], [`blobs`] and [`storage`] write sessions (the only modules doing IO, with [`session`]);
+//! 7. [`persisted_form`], [`blobs`] and [`storage`] write sessions (the only modules doing IO, with [`session`]);
 //! 8. [`session`] is the SessionManager that ties them together;
-//! 9. [`store`], [`listing`], [`recent`], [`search`], [`resume`], [`switching`] and [`history`] find sessions on disk and pick them up again.
+//! 9. [`locations`], [`listing`], [`recent`], [`search`], [`resume`], [`switching`] and [`history`] find sessions on disk and pick them up again.
 //!
 //! ```
 //! use session_reference::{parse::parse, tree::Tree, context::{build_context, LeafChoice}, model::Profile};
@@ -33,22 +32,21 @@ pub mod blobs;
 pub mod branch_summary;
 pub mod compaction;
 pub mod context;
-pub mod dialect;
 pub mod entries;
 #[cfg(feature = "history")]
 pub mod history;
 pub mod ids;
 pub mod listing;
+pub mod locations;
 pub mod migrate;
 pub mod model;
 pub mod parse;
-pub mod persist;
+pub mod persisted_form;
 pub mod raw;
 pub mod recent;
 pub mod resume;
 pub mod search;
 pub mod session;
 pub mod storage;
-pub mod store;
 pub mod switching;
 pub mod tree;

@@ -15,10 +15,63 @@ use serde::Serialize;
 use serde_json::Value;
 
 use crate::ids::{iso_timestamp, parse_iso_ms};
+use crate::locations;
 use crate::model::Profile;
 use crate::parse::is_js_whitespace;
 use crate::raw::{as_string, is_truthy, RawObject};
 use crate::storage::Storage;
+
+/// The per-profile rules of listing (001; pi-mono 7.3–7.7; omp N1–N2). 003 is silent on
+/// everything but the file time order: operator lists as pi, without pi's title order.
+// Each flag is one rule of one implementation, named after it.
+#[allow(clippy::struct_excessive_bools)]
+#[derive(Debug, Clone, Copy)]
+pub struct Rules {
+    /// A listed session needs a non-empty header id (omp).
+    pub needs_header_id: bool,
+    /// A `message` entry without a truthy `message` is counted (pi) or passed over (omp).
+    pub counts_empty_messages: bool,
+    /// Sessions without messages are listed (pi) or dropped (omp, seed 001).
+    pub lists_sessions_without_messages: bool,
+    /// `title` is the header's `title`, else the latest compaction's `shortSummary`, and no
+    /// `session_info` name is listed (omp); else there is no title.
+    pub titles_from_header: bool,
+    /// `modified` is the last user or assistant message's time when above 0, else the
+    /// header's time, else the file's (pi-mono 7.5); else the file's (omp; 003 "sorted by
+    /// last modification time").
+    pub modified_by_last_message: bool,
+    /// How `--continue` reads a file's header: the first line of this many bytes, strictly
+    /// (pi), or the first readable line (omp).
+    pub header_window: usize,
+    /// Whether the header must be the very first line of the window.
+    pub header_on_first_line: bool,
+}
+
+impl Rules {
+    /// The rules of `profile`.
+    pub fn for_profile(profile: Profile) -> Rules {
+        match profile {
+            Profile::Pi | Profile::Operator => Rules {
+                needs_header_id: false,
+                counts_empty_messages: true,
+                lists_sessions_without_messages: true,
+                titles_from_header: false,
+                modified_by_last_message: profile == Profile::Pi,
+                header_window: 512,
+                header_on_first_line: true,
+            },
+            Profile::Omp => Rules {
+                needs_header_id: true,
+                counts_empty_messages: false,
+                lists_sessions_without_messages: false,
+                titles_from_header: true,
+                modified_by_last_message: false,
+                header_window: 4096,
+                header_on_first_line: false,
+            },
+        }
+    }
+}
 
 /// One session of [`list`]: what the resume picker shows and `--resume` matches.
 #[derive(Debug, Clone, PartialEq, Serialize)]
@@ -136,12 +189,13 @@ pub fn session_info(storage: &dyn Storage, path: &Path, profile: Profile) -> Opt
     let text = utf8_lossy(storage.read(path).ok()??);
     let mut lines = objects(&text);
     let header = lines.next()?;
-    let dialect = profile.dialect();
-    if header.str("type").as_deref() != Some(dialect.keys.name("session")) {
+    let rules = Rules::for_profile(profile);
+    let keys = profile.keys();
+    if header.str("type").as_deref() != Some(keys.name("session")) {
         return None;
     }
     let id = header.str("id");
-    if dialect.lists_need_header_id && id.as_deref().is_none_or(str::is_empty) {
+    if rules.needs_header_id && id.as_deref().is_none_or(str::is_empty) {
         return None;
     }
     let file_ms = mtime_ms(storage, path)?;
@@ -155,7 +209,7 @@ pub fn session_info(storage: &dyn Storage, path: &Path, profile: Profile) -> Opt
             .filter(|t: &Value| !t.is_null()),
         name: None,
         parent_session_path: header
-            .get(dialect.keys.name("parentSession"))
+            .get(keys.name("parentSession"))
             .and_then(|p| serde_json::from_str(p.get()).ok()),
         created: header
             .str("timestamp")
@@ -188,7 +242,7 @@ pub fn session_info(storage: &dyn Storage, path: &Path, profile: Profile) -> Opt
             }
             Some("message") => {
                 let message = Message::of(&entry);
-                if !dialect.counts_empty_messages && !is_truthy(entry.get("message")) {
+                if !rules.counts_empty_messages && !is_truthy(entry.get("message")) {
                     continue;
                 }
                 info.message_count += 1;
@@ -220,9 +274,26 @@ pub fn session_info(storage: &dyn Storage, path: &Path, profile: Profile) -> Opt
         info.first_message = "(no messages)".into();
     }
     info.all_messages_text = texts.join(" ");
-    (dialect.finish_info)(&mut info, last_activity, short_summary);
+    if rules.titles_from_header {
+        info.name = None;
+        info.title = info.title.take().or(short_summary);
+    } else {
+        info.title = None;
+    }
+    if rules.modified_by_last_message {
+        info.modified_ms = modified(last_activity, info.created.as_deref(), info.modified_ms);
+    }
     info.modified = iso_timestamp(info.modified_ms);
     Some(info)
+}
+
+/// pi's `modified`: the latest message time when it is above 0, else the header time, else the file time.
+#[allow(clippy::cast_possible_truncation)] // JavaScript's Date keeps whole milliseconds
+fn modified(last_activity: Option<f64>, created: Option<&str>, file_ms: i64) -> i64 {
+    match last_activity {
+        Some(at) if at > 0.0 && at.is_finite() => at as i64,
+        _ => created.and_then(parse_iso_ms).unwrap_or(file_ms),
+    }
 }
 
 /// Milliseconds as a JavaScript number (exact until the year 285,000).
@@ -241,7 +312,7 @@ pub fn list(storage: &dyn Storage, dir: &Path, profile: Profile) -> Vec<SessionI
 /// sessions root, newest first. Files directly in the root and deeper ones are ignored.
 /// In a flat store (003) every session is directly in the root.
 pub fn list_all(storage: &dyn Storage, sessions_root: &Path, profile: Profile) -> Vec<SessionInfo> {
-    if profile.dialect().flat_sessions {
+    if locations::Rules::for_profile(profile).flat_sessions {
         return list(storage, sessions_root, profile);
     }
     collect(storage, &project_files(storage, sessions_root), profile)
@@ -256,7 +327,7 @@ pub fn list_project(
     profile: Profile,
 ) -> Vec<SessionInfo> {
     let mut infos = list(storage, dir, profile);
-    if profile.dialect().flat_sessions {
+    if locations::Rules::for_profile(profile).flat_sessions {
         infos.retain(|info| info.cwd == cwd);
     }
     infos
@@ -266,7 +337,9 @@ fn collect(storage: &dyn Storage, files: &[PathBuf], profile: Profile) -> Vec<Se
     let mut infos: Vec<SessionInfo> = files
         .iter()
         .filter_map(|f| session_info(storage, f, profile))
-        .filter(|info| profile.dialect().lists_sessions_without_messages || info.message_count > 0)
+        .filter(|info| {
+            Rules::for_profile(profile).lists_sessions_without_messages || info.message_count > 0
+        })
         .collect();
     infos.sort_by(|a, b| {
         b.modified_ms
@@ -279,11 +352,11 @@ fn collect(storage: &dyn Storage, files: &[PathBuf], profile: Profile) -> Vec<Se
 /// The header of a session file as the newest-file lookup accepts it: pi reads the first
 /// line of a 512-byte window strictly; omp the first readable line of a 4 KB prefix.
 fn has_valid_header(storage: &dyn Storage, path: &Path, profile: Profile) -> bool {
-    let dialect = profile.dialect();
-    let Some(text) = read_prefix(storage, path, dialect.header_window) else {
+    let rules = Rules::for_profile(profile);
+    let Some(text) = read_prefix(storage, path, rules.header_window) else {
         return false;
     };
-    let header = if dialect.header_on_first_line {
+    let header = if rules.header_on_first_line {
         let first = text.split('\n').next().unwrap_or_default();
         serde_json::from_str::<&serde_json::value::RawValue>(first)
             .ok()
@@ -292,7 +365,7 @@ fn has_valid_header(storage: &dyn Storage, path: &Path, profile: Profile) -> boo
         objects(&text).next()
     };
     header.is_some_and(|h| {
-        h.str("type").as_deref() == Some(dialect.keys.name("session"))
+        h.str("type").as_deref() == Some(profile.keys().name("session"))
             && h.get("id").and_then(as_string).is_some()
     })
 }

@@ -302,6 +302,14 @@ pub fn is_truthy(value: Option<&RawValue>) -> bool {
     }
 }
 
+/// [`is_truthy`] for a value held as a `serde_json::Value` (compaction planning's entries).
+pub fn is_truthy_value(value: &serde_json::Value) -> bool {
+    match value {
+        serde_json::Value::Array(_) | serde_json::Value::Object(_) => true,
+        scalar => is_truthy(Some(&to_raw(scalar))),
+    }
+}
+
 fn is_zero(text: &str) -> bool {
     text.parse::<f64>().is_ok_and(|n| n == 0.0)
 }

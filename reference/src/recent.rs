@@ -206,10 +206,10 @@ pub fn sanitize_name(value: &str) -> Option<String> {
 /// Cuts a name longer than [`NAME_LIMIT`] UTF-16 units to 39 units and `…`, never
 /// inside a character.
 pub fn truncate_name(name: &str) -> String {
-    if crate::persist::utf16_len(name) <= NAME_LIMIT {
+    if crate::persisted_form::utf16_len(name) <= NAME_LIMIT {
         return name.to_owned();
     }
-    let end = crate::persist::utf16_prefix_end(name, NAME_LIMIT - 1);
+    let end = crate::persisted_form::utf16_prefix_end(name, NAME_LIMIT - 1);
     format!("{}…", &name[..end])
 }
 

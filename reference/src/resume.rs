@@ -8,12 +8,62 @@ use std::path::{Path, PathBuf};
 use serde::Serialize;
 
 use crate::listing::{find_most_recent, list, list_all, list_project, SessionInfo};
+use crate::locations::{
+    self, is_path_like, normalize_path, read_breadcrumb, write_breadcrumb, Breadcrumb, Store,
+};
 use crate::model::Profile;
 use crate::session::{Options, SessionError, SessionManager};
 use crate::storage::Storage;
-use crate::store::{
-    is_path_like, normalize_path, read_breadcrumb, write_breadcrumb, Breadcrumb, Store,
-};
+
+/// The per-profile rules of resuming (001; pi-mono 7.4, 7.8; omp O1–O6). 003 is silent:
+/// operator resumes as pi.
+#[derive(Debug, Clone, Copy)]
+#[allow(clippy::struct_excessive_bools)] // each flag is one rule of one implementation
+pub struct Rules {
+    /// A forced session directory keeps `--resume` from searching other projects (omp).
+    pub session_dir_is_the_only_scope: bool,
+    /// A global match asks to fork only when its cwd differs (omp); else always (pi).
+    pub forks_only_from_other_cwd: bool,
+    /// `--continue` prefers this terminal's breadcrumb, and opening a session points it
+    /// there (omp).
+    pub uses_breadcrumbs: bool,
+    /// `--resume` without a value stops with `No sessions found` on an empty list (omp);
+    /// else the picker opens, empty or not (pi).
+    pub picker_stops_when_empty: bool,
+    /// The message of a `--resume` value that matched nothing.
+    pub not_found: fn(&str) -> String,
+    /// What a refused fork prints, and whether it is an error: `(value, cwd)`.
+    pub refused_fork: fn(&str, &str) -> (String, bool),
+}
+
+impl Rules {
+    /// The rules of `profile`.
+    pub fn for_profile(profile: Profile) -> Rules {
+        match profile {
+            Profile::Pi | Profile::Operator => Rules {
+                session_dir_is_the_only_scope: false,
+                forks_only_from_other_cwd: false,
+                uses_breadcrumbs: false,
+                picker_stops_when_empty: false,
+                not_found: |value| format!("No session found matching '{value}'"),
+                refused_fork: |_, _| ("Aborted.".to_owned(), false),
+            },
+            Profile::Omp => Rules {
+                session_dir_is_the_only_scope: true,
+                forks_only_from_other_cwd: true,
+                uses_breadcrumbs: true,
+                picker_stops_when_empty: true,
+                not_found: |value| format!("Session \"{value}\" not found."),
+                refused_fork: |value, cwd| {
+                    (
+                        format!("Session \"{value}\" is in another project ({cwd})."),
+                        true,
+                    )
+                },
+            },
+        }
+    }
+}
 
 /// What a `--resume` value matched.
 #[derive(Debug, Clone, PartialEq)]
@@ -39,7 +89,7 @@ pub struct Scope<'a> {
     pub cwd: &'a str,
     /// A forced session directory (`--session-dir`); else the project's default one.
     pub session_dir: Option<&'a Path>,
-    /// The dialect.
+    /// The profile.
     pub profile: Profile,
 }
 
@@ -49,7 +99,7 @@ impl Scope<'_> {
     pub fn local_dir(&self) -> PathBuf {
         self.session_dir.map_or_else(
             || {
-                if self.profile.dialect().flat_sessions {
+                if locations::Rules::for_profile(self.profile).flat_sessions {
                     self.store.sessions_root()
                 } else {
                     self.store.session_dir(self.cwd)
@@ -85,7 +135,9 @@ pub fn find_counted(value: &str, scope: &Scope<'_>) -> (Match, usize) {
     if let (Some(local), n) = first_and_count(scope.local_sessions(), value) {
         return (Match::Local(local), n);
     }
-    if scope.profile.dialect().session_dir_is_the_only_scope && scope.session_dir.is_some() {
+    if Rules::for_profile(scope.profile).session_dir_is_the_only_scope
+        && scope.session_dir.is_some()
+    {
         return (Match::None, 0);
     }
     let (global, n) = first_and_count(
@@ -139,7 +191,7 @@ pub fn decide(value: &str, found: Match, cwd: &str, profile: Profile, fork: bool
     match found {
         Match::Path(path) | Match::Local(SessionInfo { path, .. }) => Outcome::Open { path },
         Match::Global(info) => {
-            let elsewhere = !profile.dialect().forks_only_from_other_cwd
+            let elsewhere = !Rules::for_profile(profile).forks_only_from_other_cwd
                 || normalize_path(&info.cwd) != normalize_path(cwd);
             if !elsewhere {
                 Outcome::Open { path: info.path }
@@ -150,7 +202,7 @@ pub fn decide(value: &str, found: Match, cwd: &str, profile: Profile, fork: bool
             }
         }
         Match::None => Outcome::Stop {
-            message: (profile.dialect().not_found)(value),
+            message: (Rules::for_profile(profile).not_found)(value),
             error: true,
         },
     }
@@ -165,7 +217,7 @@ pub fn picker(scope: &Scope<'_>) -> Outcome {
         .into_iter()
         .map(|info| info.path)
         .collect();
-    if sessions.is_empty() && scope.profile.dialect().picker_stops_when_empty {
+    if sessions.is_empty() && Rules::for_profile(scope.profile).picker_stops_when_empty {
         return Outcome::Stop {
             message: "No sessions found".to_owned(),
             error: false,
@@ -175,7 +227,7 @@ pub fn picker(scope: &Scope<'_>) -> Outcome {
 }
 
 fn refused(value: &str, cwd: &str, profile: Profile) -> Outcome {
-    let (message, error) = (profile.dialect().refused_fork)(value, cwd);
+    let (message, error) = (Rules::for_profile(profile).refused_fork)(value, cwd);
     Outcome::Stop { message, error }
 }
 
@@ -195,7 +247,7 @@ pub enum ContinueTarget {
 /// and the breadcrumb is valid for `cwd` (omp only), else the newest file of the session
 /// directory, else a new session (seed 001).
 pub fn continue_target(scope: &Scope<'_>, terminal: Option<&str>) -> ContinueTarget {
-    if scope.profile.dialect().uses_breadcrumbs {
+    if Rules::for_profile(scope.profile).uses_breadcrumbs {
         let crumb = terminal.and_then(|t| read_breadcrumb(scope.store, t));
         if let Some(crumb) = crumb.filter(|c| c.valid_for(scope.cwd)) {
             return ContinueTarget::Breadcrumb(crumb.file);
@@ -220,7 +272,7 @@ pub fn continue_recent(
         }
         ContinueTarget::New => SessionManager::create(options),
     };
-    let uses_breadcrumbs = scope.profile.dialect().uses_breadcrumbs;
+    let uses_breadcrumbs = Rules::for_profile(scope.profile).uses_breadcrumbs;
     if let (true, Some(terminal), Some(file)) = (uses_breadcrumbs, terminal, manager.session_file())
     {
         let crumb = Breadcrumb {

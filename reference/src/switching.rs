@@ -12,10 +12,39 @@ use std::path::{Path, PathBuf};
 use serde_json::Value;
 
 use crate::entries;
-use crate::model::EntryKind;
-use crate::resume::Scope;
+use crate::locations::{write_breadcrumb, Breadcrumb};
+use crate::model::{EntryKind, Profile};
+use crate::resume::{self, Scope};
 use crate::session::{Options, SessionError, SessionManager};
-use crate::store::{write_breadcrumb, Breadcrumb};
+
+/// The per-profile rules of a switch's thinking level (001 step 14). 003 is silent:
+/// operator switches as pi. (Whether a switch points a breadcrumb is
+/// [`resume::Rules::uses_breadcrumbs`].)
+#[derive(Debug, Clone, Copy)]
+pub struct Rules {
+    /// The settings' default thinking level (`defaultThinkingLevel`) a switch records
+    /// when the branch has none: pi-mono `"medium"`, omp `"high"`.
+    pub default_thinking_level: &'static str,
+    /// A switch records the thinking level only when the session has messages (pi-mono's
+    /// `createAgentSession`); else whenever the branch has no `thinking_level_change` (omp, 001).
+    pub thinking_level_needs_messages: bool,
+}
+
+impl Rules {
+    /// The rules of `profile`.
+    pub fn for_profile(profile: Profile) -> Rules {
+        match profile {
+            Profile::Pi | Profile::Operator => Rules {
+                default_thinking_level: "medium",
+                thinking_level_needs_messages: true,
+            },
+            Profile::Omp => Rules {
+                default_thinking_level: "high",
+                thinking_level_needs_messages: false,
+            },
+        }
+    }
+}
 
 /// How the session is taken up.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -40,7 +69,7 @@ pub struct Started {
 }
 
 /// Takes up a session as `how` says, with `options` (whose cwd and session directory
-/// should be the scope's). In a dialect with breadcrumbs, a known `terminal`'s breadcrumb
+/// should be the scope's). In a profile with breadcrumbs, a known `terminal`'s breadcrumb
 /// then names the session file and the session's cwd (a switch: the cwd switched from);
 /// a failed breadcrumb write is ignored (seed 001: best effort). A switch then records
 /// `thinking_level` (see [`restore_thinking_level`]).
@@ -75,7 +104,7 @@ pub fn start(
 /// holds `cwd\nfile\n`. Nothing without breadcrumbs (pi), a terminal or a file; a write
 /// error is ignored.
 pub fn point_breadcrumb(scope: &Scope<'_>, terminal: Option<&str>, cwd: &str, file: Option<&Path>) {
-    if !scope.profile.dialect().uses_breadcrumbs {
+    if !resume::Rules::for_profile(scope.profile).uses_breadcrumbs {
         return;
     }
     let (Some(terminal), Some(file)) = (terminal, file) else {
@@ -96,13 +125,13 @@ pub fn restore_thinking_level(
     manager: &mut SessionManager,
     level: &str,
 ) -> Result<Option<String>, SessionError> {
-    let dialect = manager.profile().dialect();
+    let rules = Rules::for_profile(manager.profile());
     let has_level = manager
         .get_branch(None)
         .iter()
         .any(|e| e.kind == EntryKind::ThinkingLevelChange);
     let has_messages = !manager.build_context().messages.is_empty();
-    if has_level || (dialect.thinking_level_needs_messages && !has_messages) {
+    if has_level || (rules.thinking_level_needs_messages && !has_messages) {
         return Ok(None);
     }
     let id = manager.append(&entries::ThinkingLevelChange {
@@ -121,9 +150,8 @@ fn absolute(file: &Path) -> PathBuf {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::model::Profile;
+    use crate::locations::{read_breadcrumb, Store};
     use crate::storage::FileStorage;
-    use crate::store::{read_breadcrumb, Store};
     use std::fs;
 
     const HEADER: &str = r#"{"type":"session","version":3,"id":"s1","timestamp":"2026-01-01T00:00:00.000Z","cwd":"/old"}"#;

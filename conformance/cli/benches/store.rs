@@ -66,7 +66,7 @@ fn main() {
         let cwd = format!("/work/project-{}", n % projects);
         let dir = agent
             .join("sessions")
-            .join(session_reference::store::encode_cwd(&cwd));
+            .join(session_reference::locations::encode_cwd(&cwd));
         fs::create_dir_all(&dir).expect("dir");
         fs::write(dir.join(format!("{n:08}.jsonl")), session_text(n, &cwd)).expect("write");
     }

@@ -158,7 +158,9 @@ pub fn leaf_choice<'a>(
         None => (sm.leaf_id().map_or(LeafChoice::Null, LeafChoice::Id), None),
         Some(None) => (LeafChoice::Null, None),
         Some(Some(id)) if sm.get_entry(id).is_none() => {
-            let fallback = if sm.profile().dialect().unknown_leaf_is_empty {
+            let fallback = if session_reference::context::Rules::for_profile(sm.profile())
+                .unknown_leaf_is_empty
+            {
                 "the empty context"
             } else {
                 "the context at the last entry"

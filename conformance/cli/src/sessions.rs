@@ -11,10 +11,10 @@ use std::path::{Path, PathBuf};
 
 use serde_json::{json, Value};
 use session_reference::listing::{self, SessionInfo};
+use session_reference::locations::Store;
 use session_reference::model::Profile;
 use session_reference::recent::{self, RecentSession};
 use session_reference::resume::{decide, find, find_counted, Match, Outcome, Scope};
-use session_reference::store::Store;
 
 use crate::inspect::{self, InspectError, InspectErrorKind};
 use session_conformance::guard::printable;
@@ -83,7 +83,9 @@ impl Place {
         if !empty {
             return String::new();
         }
-        let dir = if all && !self.profile.dialect().flat_sessions {
+        let dir = if all
+            && !session_reference::locations::Rules::for_profile(self.profile).flat_sessions
+        {
             self.store.sessions_root()
         } else {
             self.scope().local_dir()
@@ -93,7 +95,7 @@ impl Place {
 
     /// The session files `list` reads: this project's, or every project's.
     pub fn files(&self, all: bool) -> Vec<PathBuf> {
-        if self.profile.dialect().flat_sessions {
+        if session_reference::locations::Rules::for_profile(self.profile).flat_sessions {
             // 003: one flat directory; `list_full` filters a project by the header's cwd.
             listing::session_files(&self.storage, &self.scope().local_dir())
         } else if all {
@@ -128,11 +130,12 @@ impl std::fmt::Display for UnreadableFolder {
 /// project's folder, or with `all` the sessions root and each project folder in it
 /// (links to folders are not followed, as the listing does not follow them).
 pub fn unreadable_folders(place: &Place, all: bool) -> Vec<UnreadableFolder> {
-    let root = if all && !place.profile.dialect().flat_sessions {
-        place.store.sessions_root()
-    } else {
-        return unreadable(&place.scope().local_dir()).into_iter().collect();
-    };
+    let root =
+        if all && !session_reference::locations::Rules::for_profile(place.profile).flat_sessions {
+            place.store.sessions_root()
+        } else {
+            return unreadable(&place.scope().local_dir()).into_iter().collect();
+        };
     let items = match std::fs::read_dir(&root) {
         Ok(items) => items,
         Err(e) if e.kind() == std::io::ErrorKind::NotFound => return Vec::new(),
@@ -166,7 +169,7 @@ fn unreadable(dir: &Path) -> Option<UnreadableFolder> {
 /// `sessions list` from 4 KB prefixes: a table (id, name, messages, modified) or JSON.
 /// A message count read from a prefix that did not hold the whole file ends in `+`.
 pub fn list_quick(place: &Place, all: bool, json: bool) -> String {
-    if place.profile.dialect().flat_sessions {
+    if session_reference::locations::Rules::for_profile(place.profile).flat_sessions {
         // A flat store (003) is told apart by each header's cwd: the whole-file listing reads it.
         return list_full(place, all, json);
     }

@@ -119,7 +119,7 @@ pub fn validate_reader(
         }
     };
     let tree = Tree::new(parsed.entries);
-    let keys = profile.dialect().keys;
+    let keys = profile.keys();
     // What the tree says of a line comes after what its own text says.
     let mut later = Findings::new(name);
     let mut first_line: HashMap<&str, usize> = HashMap::new();
@@ -204,7 +204,7 @@ fn read_session(bytes: &[u8], profile: Option<Profile>) -> (Profile, Parsed, usi
     if !matches!(&parsed.header, Err(e) if e.kind == HeaderErrorKind::NotAHeader) {
         return (profile, parsed, 0);
     }
-    let keys = profile.dialect().keys;
+    let keys = profile.keys();
     let header =
         json!({"type": keys.name("session"), "version": 3, "id": "", "timestamp": "", "cwd": ""});
     let mut text = format!("{header}\n").into_bytes();

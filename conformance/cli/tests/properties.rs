@@ -81,7 +81,7 @@ proptest! {
     #[test]
     fn migration_is_idempotent_and_v1_to_v3_equals_the_two_steps((profile, text) in session()) {
         // 003's files have no version and are never migrated.
-        if !profile.dialect().keys.versioned {
+        if !profile.keys().versioned {
             return Ok(());
         }
         let v1 = legacy(&text, 1);

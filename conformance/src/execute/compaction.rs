@@ -17,7 +17,6 @@ use session_reference::compaction::{
     branch_of, entry_id, entry_type, estimate_context_tokens, find_cut_point, prepare_compaction,
     should_compact, CutPoint, Rules, Settings,
 };
-use session_reference::dialect::Keys;
 use session_reference::model::Profile;
 use session_reference::session::{SessionError, SessionManager};
 
@@ -33,33 +32,15 @@ fn load(dir: &Path, args: &Value, profile: Profile) -> Result<Loaded, SessionErr
     let file = args["file"].as_str().unwrap_or("session.jsonl");
     let sm = SessionManager::open(&super::inside(dir, file)?, options(dir, profile))?;
     super::shallow(&sm)?;
-    let keys = profile.dialect().keys;
+    let keys = profile.keys();
     Ok(Loaded {
         entries: sm
             .entries()
             .iter()
-            .map(|e| camel_case(sm.resolved(e), keys))
+            .map(|e| keys.camel_entry(sm.resolved(e)))
             .collect(),
         leaf: sm.leaf_id().map(str::to_owned),
     })
-}
-
-/// An entry in the camelCase names planning reads (document 004 is pi's): 003's
-/// `parent_id`, `first_kept_entry_id`, `branch`, … renamed; other dialects unchanged.
-fn camel_case(entry: Value, keys: &Keys) -> Value {
-    let Value::Object(map) = entry else {
-        return entry;
-    };
-    map.into_iter()
-        .map(|(key, value)| {
-            let value = match (key.as_str(), value) {
-                ("type", Value::String(t)) => Value::from(keys.camel(&t).unwrap_or(&t)),
-                (_, value) => value,
-            };
-            (keys.camel(&key).unwrap_or(&key).to_owned(), value)
-        })
-        .collect::<serde_json::Map<_, _>>()
-        .into()
 }
 
 /// `getBranch(id)`: the path to `id`, empty when `id` is no entry.

@@ -13,13 +13,13 @@ use serde_json::{json, Value};
 use session_reference::history::History;
 use session_reference::ids::parse_iso_ms;
 use session_reference::listing::{list_all, SessionInfo};
+use session_reference::locations::{terminal_id, Store, AGENT_DIR_ENV};
 use session_reference::model::Profile;
 use session_reference::recent::recent;
 use session_reference::resume::{continue_recent, decide, find, picker, Match, Outcome, Scope};
 use session_reference::search::search;
 use session_reference::session::{Options, SessionError, SessionManager};
 use session_reference::storage::FileStorage;
-use session_reference::store::{terminal_id, Store, AGENT_DIR_ENV};
 use session_reference::switching::{start, Start};
 
 /// What every store operation reads from its arguments.
@@ -252,9 +252,9 @@ pub fn switch_op(dir: &Path, args: &Value, profile: Profile) -> Result<Value, Se
             )))
         }
     };
-    let level = args["thinkingLevel"]
-        .as_str()
-        .unwrap_or(profile.dialect().default_thinking_level);
+    let level = args["thinkingLevel"].as_str().unwrap_or(
+        session_reference::switching::Rules::for_profile(profile).default_thinking_level,
+    );
     let terminal = terminal(args);
     let started = start(
         &place.scope(profile),

@@ -4,10 +4,10 @@
 
 use serde_json::Value;
 
-use super::messages::truthy;
 use super::tokens::blocks;
 use super::Rules;
-use crate::model::Profile;
+use crate::context;
+use crate::raw::{is_truthy_value, to_raw};
 
 /// Tool results longer than this (in UTF-16 units) are cut in the serialised conversation.
 pub const TOOL_RESULT_MAX_CHARS: usize = 2000;
@@ -43,10 +43,10 @@ pub fn serialize_conversation(messages: &[Value], rules: &Rules) -> String {
 pub fn context_text(message: &Value, rules: &Rules) -> Option<String> {
     let role = message.get("role").and_then(Value::as_str).unwrap_or("");
     let summary = || str_of(&message["summary"]);
-    let (branch, compaction) = summary_frames(rules);
+    let (branch, compaction) = rules.summary_frames;
     match role {
         "bashExecution" => (!excluded(message)).then(|| bash_text(message, rules)),
-        "pythonExecution" if rules.profile == Profile::Omp => {
+        "pythonExecution" if rules.sends_python_executions => {
             (!excluded(message)).then(|| python_text(message))
         }
         "custom" => Some(user_text(&message["content"])),
@@ -56,24 +56,6 @@ pub fn context_text(message: &Value, rules: &Rules) -> Option<String> {
         _ => None,
     }
 }
-
-type Frame = (&'static str, &'static str);
-
-/// The text around a branch summary and a compaction summary when they are sent as user
-/// messages (pi `BRANCH_SUMMARY_PREFIX`…; omp's `branch-summary-context.md` and
-/// `compaction-summary-context.md`).
-fn summary_frames(rules: &Rules) -> (Frame, Frame) {
-    const BRANCH: &str = "The following is a summary of a branch that this conversation came back from:\n\n<summary>\n";
-    match rules.profile {
-        Profile::Pi | Profile::Operator => (
-            (BRANCH, "</summary>"),
-            ("The conversation history before this point was compacted into the following summary:\n\n<summary>\n", "\n</summary>"),
-        ),
-        Profile::Omp => ((BRANCH, "\n</summary>"), (OMP_COMPACTION_CONTEXT, "\n</summary>")),
-    }
-}
-
-const OMP_COMPACTION_CONTEXT: &str = "Another language model started to solve this problem and produced a summary of its thinking process. You also have access to the state of the tools that were used by that language model. You **MUST** use this to build on the work that has already been done and **MUST NOT** duplicate work. Here is the summary produced by the other language model; you **MUST** use the information in this summary to assist with your own analysis:\n\n<summary>\n";
 
 /// `bashExecutionToText`: the command, its output in a fence (or `(no output)`), then a
 /// cancellation or a non-zero exit code; pi adds where a truncated output was kept.
@@ -85,17 +67,17 @@ fn bash_text(message: &Value, rules: &Rules) -> String {
         format!("```\n{output}\n```")
     };
     let exit = &message["exitCode"];
-    let status = if message.get("cancelled").is_some_and(truthy) {
+    let status = if message.get("cancelled").is_some_and(is_truthy_value) {
         "\n\n(command cancelled)".to_owned()
     } else if !exit.is_null() && exit.as_f64() != Some(0.0) {
         format!("\n\nCommand exited with code {}", js_string(exit))
     } else {
         String::new()
     };
-    let full = message.get("fullOutputPath").filter(|p| truthy(p));
-    let truncated = message.get("truncated").is_some_and(truthy);
+    let full = message.get("fullOutputPath").filter(|p| is_truthy_value(p));
+    let truncated = message.get("truncated").is_some_and(is_truthy_value);
     let notice = match full {
-        Some(path) if truncated && rules.profile != Profile::Omp => {
+        Some(path) if truncated && rules.names_full_output => {
             format!("\n\n[Output truncated. Full output: {}]", js_string(path))
         }
         _ => String::new(),
@@ -116,7 +98,7 @@ fn python_text(message: &Value) -> String {
         format!("Output:\n```\n{output}\n```")
     };
     let exit = &message["exitCode"];
-    let status = if message.get("cancelled").is_some_and(truthy) {
+    let status = if message.get("cancelled").is_some_and(is_truthy_value) {
         "\n\n(execution cancelled)".to_owned()
     } else if !exit.is_null() && exit.as_f64() != Some(0.0) {
         format!("\n\nExecution failed with code {}", js_string(exit))
@@ -199,18 +181,16 @@ fn str_of(value: &Value) -> String {
     value.as_str().unwrap_or_default().to_owned()
 }
 
-/// JavaScript's `String(value)` for the numbers and strings a message holds.
-pub(crate) fn js_string(value: &Value) -> String {
-    match value {
-        Value::String(s) => s.clone(),
-        Value::Null => "null".to_owned(),
-        other => other.to_string(),
-    }
+/// JavaScript's `String(value)` ([`context::js_string`]) for a value of a message.
+fn js_string(value: &Value) -> String {
+    context::js_string(Some(&to_raw(value)))
 }
 
 /// Whether a bash execution is left out of the context (`excludeFromContext`, the `!!` prefix).
 pub(crate) fn excluded(message: &Value) -> bool {
-    message.get("excludeFromContext").is_some_and(truthy)
+    message
+        .get("excludeFromContext")
+        .is_some_and(is_truthy_value)
 }
 
 #[cfg(test)]

@@ -4,8 +4,11 @@
 
 use serde_json::Value;
 
-use super::{entry_type, object, Rules};
-use crate::ids::parse_iso_ms;
+use super::{entry_of, entry_type, Rules};
+use crate::context::{self, build_context, LeafChoice};
+use crate::model::Profile;
+use crate::raw::{parse_value, RawObject};
+use crate::tree::Tree;
 
 /// The message an entry gives a compaction: a message entry's message, a `custom_message`'s
 /// custom message, a `branch_summary`'s summary message; compactions and the rest give none.
@@ -13,85 +16,49 @@ pub fn compaction_message(entry: &Value, rules: &Rules) -> Option<Value> {
     match entry_type(entry) {
         "message" => Some(entry["message"].clone()),
         "custom_message" => Some(custom_message(entry, rules)),
-        "branch_summary" => Some(branch_summary_message(entry)),
+        "branch_summary" => Some(branch_summary_message(entry, rules)),
         _ => None,
     }
 }
 
-/// `createCustomMessage` for a `custom_message` entry (omp also carries `attribution`).
+/// `createCustomMessage` for a `custom_message` entry, as the context builds it.
 pub fn custom_message(entry: &Value, rules: &Rules) -> Value {
-    let attribution = rules
-        .short_summary
-        .then(|| entry.get("attribution").cloned())
-        .flatten();
-    object([
-        ("role", Some("custom".into())),
-        ("customType", entry.get("customType").cloned()),
-        ("content", entry.get("content").cloned()),
-        ("display", entry.get("display").cloned()),
-        ("details", entry.get("details").cloned()),
-        ("attribution", attribution),
-        ("timestamp", Some(time_ms(entry))),
-    ])
+    synthetic(entry, "custom", rules.messages().custom_message_fields)
 }
 
-/// `createBranchSummaryMessage` for a `branch_summary` entry.
-pub fn branch_summary_message(entry: &Value) -> Value {
-    object([
-        ("role", Some("branchSummary".into())),
-        ("summary", entry.get("summary").cloned()),
-        ("fromId", entry.get("fromId").cloned()),
-        ("timestamp", Some(time_ms(entry))),
-    ])
+/// `createBranchSummaryMessage` for a `branch_summary` entry, as the context builds it.
+pub fn branch_summary_message(entry: &Value, rules: &Rules) -> Value {
+    synthetic(
+        entry,
+        "branchSummary",
+        rules.messages().branch_summary_fields,
+    )
 }
 
-/// `new Date(entry.timestamp).getTime()`; `null` (JSON's NaN) when it is not an ISO time.
-pub fn time_ms(entry: &Value) -> Value {
-    entry
-        .get("timestamp")
-        .and_then(Value::as_str)
-        .and_then(parse_iso_ms)
-        .map_or(Value::Null, Value::from)
+/// A compaction's summary message, as the context builds it (omp's carries `shortSummary`).
+pub fn compaction_summary_message(entry: &Value, rules: &Rules) -> Value {
+    synthetic(
+        entry,
+        "compactionSummary",
+        rules.messages().compaction_summary_fields,
+    )
+}
+
+/// [`context::synthetic_message`] for an entry held as a JSON value.
+fn synthetic(entry: &Value, role: &str, fields: &[&str]) -> Value {
+    let text = entry.to_string();
+    let obj = RawObject::parse(&text).unwrap_or_default();
+    let message = context::synthetic_message(&obj, role, fields);
+    parse_value(message.get()).unwrap_or(Value::Null)
 }
 
 /// The messages of `buildSessionContext(pathEntries)` (pi), which pi estimates for
-/// `tokensBefore`: the latest compaction's summary, the entries from its first kept entry,
-/// then everything after it. pi leaves out a branch summary whose `summary` is falsy; here
-/// it stays, as its estimate is 0 tokens either way.
+/// `tokensBefore`: [`context::build_context`] over the path.
 pub fn context_messages(path: &[&Value]) -> Vec<Value> {
-    let rules = Rules::for_profile(crate::model::Profile::Pi);
-    let messages = |entries: &[&Value]| -> Vec<Value> {
-        entries
-            .iter()
-            .filter_map(|e| compaction_message(e, &rules))
-            .collect()
-    };
-    let Some(at) = path.iter().rposition(|e| entry_type(e) == "compaction") else {
-        return messages(path);
-    };
-    let compaction = path[at];
-    let summary = object([
-        ("role", Some("compactionSummary".into())),
-        ("summary", compaction.get("summary").cloned()),
-        ("tokensBefore", compaction.get("tokensBefore").cloned()),
-        ("timestamp", Some(time_ms(compaction))),
-    ]);
-    let first_kept = compaction.get("firstKeptEntryId");
-    let kept_from = path[..at]
+    let tree = Tree::new(path.iter().map(|e| entry_of(e)).collect());
+    build_context(&tree, LeafChoice::Last, Profile::Pi)
+        .messages
         .iter()
-        .position(|e| e.get("id").is_some() && e.get("id") == first_kept);
-    // Compactions give no message, so the kept entries run on through this one.
-    let kept = &path[kept_from.unwrap_or(at)..];
-    std::iter::once(summary).chain(messages(kept)).collect()
-}
-
-/// JavaScript truthiness of a JSON value.
-pub(crate) fn truthy(value: &Value) -> bool {
-    match value {
-        Value::Null => false,
-        Value::Bool(b) => *b,
-        Value::Number(n) => n.as_f64().is_some_and(|f| f != 0.0),
-        Value::String(s) => !s.is_empty(),
-        _ => true,
-    }
+        .map(|m| parse_value(m.get()).unwrap_or(Value::Null))
+        .collect()
 }

@@ -5,12 +5,13 @@
 use serde_json::{json, Value};
 
 use super::cut::{find_cut_point, CutPoint};
-use super::messages::{compaction_message, context_messages, truthy};
+use super::messages::{compaction_message, context_messages};
 use super::tokens::{
     calculate_context_tokens, calculate_prompt_tokens, estimate_context_tokens, estimate_tokens,
     last_assistant_usage,
 };
 use super::{entry_id, entry_type, object, Boundary, Rules, Settings};
+use crate::raw::is_truthy_value;
 
 /// File operations taken from tool calls, each list in first-seen order without repeats
 /// (JavaScript `Set`s).
@@ -258,7 +259,7 @@ fn carried_from_extension(entry: &Value, rules: &Rules) -> bool {
     } else {
         "fromHook"
     };
-    entry.get(key).is_some_and(truthy)
+    entry.get(key).is_some_and(is_truthy_value)
 }
 
 fn add(set: &mut Vec<String>, item: &str) {

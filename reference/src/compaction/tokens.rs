@@ -3,8 +3,8 @@
 
 use serde_json::Value;
 
-use super::messages::truthy;
 use super::{js_len, message_role, Rules, Settings};
+use crate::raw::is_truthy_value;
 
 /// Characters an image counts for in `estimateTokens` (1200 tokens).
 pub const IMAGE_CHARS: i64 = 4800;
@@ -64,7 +64,7 @@ pub fn assistant_usage(message: &Value) -> Option<&Value> {
     if matches!(stop, Some("aborted" | "error")) {
         return None;
     }
-    message.get("usage").filter(|u| truthy(u))
+    message.get("usage").filter(|u| is_truthy_value(u))
 }
 
 /// `getLastAssistantUsage`: the usage of the last message entry on the path that has one.

@@ -6,12 +6,12 @@
 
 use serde_json::{Map, Value};
 
-use super::{SessionError, SessionManager};
-use crate::dialect::Keys;
+use super::{Rules, SessionError, SessionManager};
 use crate::entries::{self, Base, Payload};
 use crate::ids::{iso_timestamp, new_entry_id};
 use crate::model::Entry;
-use crate::persist::prepare;
+use crate::model::Keys;
+use crate::persisted_form::prepare;
 
 impl SessionManager {
     /// Appends an entry of `payload`'s type whose parent is the leaf; it becomes the
@@ -22,7 +22,7 @@ impl SessionManager {
         let id = entry.id.clone().unwrap_or_default();
         self.has_assistant |= entry.is_assistant();
         self.tree.push(entry);
-        self.persist()?;
+        self.write_pending()?;
         Ok(id)
     }
 
@@ -64,7 +64,7 @@ impl SessionManager {
             parent_id: self.tree.leaf().map(str::to_owned),
             timestamp: timestamp.unwrap_or_else(|| iso_timestamp(self.clock.now_ms())),
         };
-        let keys = self.profile.dialect().keys;
+        let keys = self.profile.keys();
         let (first, then) = (named(keys, &base), named(keys, payload));
         let (first, then) = if P::BASE_LAST {
             (then, first)
@@ -75,7 +75,7 @@ impl SessionManager {
         line.insert("type".to_owned(), Value::from(keys.name(P::TYPE)));
         line.extend(first.into_iter().chain(then));
         let mut value = Value::Object(line);
-        if self.profile.dialect().prepares_entries {
+        if Rules::for_profile(self.profile).prepares_entries {
             prepare(&mut value, &mut self.pending_blobs);
         }
         let ordinal = self.tree.entries().len() + 1;

@@ -5,7 +5,7 @@ use std::path::PathBuf;
 
 use serde_json::Value;
 
-use super::{OnDisk, SessionError, SessionManager};
+use super::{OnDisk, Rules, SessionError, SessionManager};
 use crate::entries;
 use crate::model::Entry;
 use crate::tree::Tree;
@@ -14,7 +14,7 @@ impl SessionManager {
     /// Moves the leaf to `id`; a dialect with durable navigation (003 `branch`) appends
     /// a `leaf` entry (parent: the current leaf, target: `id`) that moves it.
     pub fn branch(&mut self, id: &str) -> Result<(), SessionError> {
-        if !self.profile.dialect().branch_appends_leaf_entry {
+        if !Rules::for_profile(self.profile).branch_appends_leaf_entry {
             return Ok(self.tree.branch(id)?);
         }
         if !self.tree.contains(id) {

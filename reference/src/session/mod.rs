@@ -20,15 +20,15 @@ use crate::context::{build_context, Context, LeafChoice};
 use crate::ids::{Clock, IdSource, RandomIds, SystemClock};
 use crate::migrate::Step;
 use crate::model::{Entry, Profile, SessionHeader};
-use crate::parse::{Diagnostic, HeaderError};
-use crate::persist::{resolve_blobs, PendingBlob};
+use crate::parse::{self, Diagnostic, HeaderError};
+use crate::persisted_form::{resolve_blobs, PendingBlob};
 use crate::storage::{FileStorage, Storage, Writer};
 use crate::tree::{NotFound, Tree, TreeNode};
 use crate::{blobs, raw};
 
 /// How a session manager is set up.
 pub struct Options {
-    /// The dialect.
+    /// The profile.
     pub profile: Profile,
     /// The working directory recorded in new headers.
     pub cwd: String,
@@ -243,7 +243,7 @@ impl SessionManager {
     /// The context for `leaf`, blob references in its messages resolved (omp), as a reader sees it.
     pub fn context(&self, leaf: LeafChoice<'_>) -> Context<'_> {
         let mut context = build_context(&self.tree, leaf, self.profile);
-        if self.profile.dialect().has_blob_refs {
+        if parse::Rules::for_profile(self.profile).has_blob_refs {
             for message in &mut context.messages {
                 if message.get().contains(blobs::BLOB_PREFIX) {
                     let mut value = raw::parse_value(message.get()).unwrap_or(Value::Null);
@@ -264,7 +264,9 @@ impl SessionManager {
     /// An entry's JSON with blob references resolved (omp), as a reader sees it.
     pub fn resolved(&self, entry: &Entry) -> Value {
         let mut value: Value = raw::parse_value(entry.raw.get()).unwrap_or(Value::Null);
-        if self.profile.dialect().has_blob_refs && entry.raw.get().contains(blobs::BLOB_PREFIX) {
+        if parse::Rules::for_profile(self.profile).has_blob_refs
+            && entry.raw.get().contains(blobs::BLOB_PREFIX)
+        {
             resolve_blobs(&mut value, self.storage.as_ref(), &self.blob_dir);
         }
         value
@@ -275,9 +277,11 @@ mod append;
 mod branch;
 mod open;
 mod rewrite;
+mod rules;
 mod write;
 
 pub use rewrite::{is_safe_id, NewSession};
+pub use rules::{iso_file_name, ForkParent, Rules};
 
 #[cfg(test)]
 mod tests;

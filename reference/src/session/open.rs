@@ -4,8 +4,7 @@
 
 use std::path::{Path, PathBuf};
 
-use super::{LoadReport, OnDisk, Options, SessionError, SessionManager};
-use crate::dialect::ForkParent;
+use super::{ForkParent, LoadReport, OnDisk, Options, Rules, SessionError, SessionManager};
 use crate::entries;
 use crate::ids::{file_timestamp, iso_timestamp};
 use crate::migrate::migrate;
@@ -40,7 +39,7 @@ impl SessionManager {
         let Some(bytes) = bytes else {
             let profile = options.profile;
             let mut sm = SessionManager::blank(options, Some(path.to_owned()));
-            if profile.dialect().writes_missing_file_on_open {
+            if Rules::for_profile(profile).writes_missing_file_on_open {
                 sm.write_all()?;
             }
             return Ok(sm);
@@ -125,7 +124,7 @@ impl SessionManager {
             .map_err(|_| SessionError::InvalidSource(source.to_owned()))?;
         let mut entries = parsed.entries;
         migrate(&mut header, &mut entries, options.ids.as_mut());
-        let (parent, title) = match options.profile.dialect().fork_parent {
+        let (parent, title) = match Rules::for_profile(options.profile).fork_parent {
             ForkParent::SourcePath => (source.to_string_lossy().into_owned(), None),
             ForkParent::SourceId => (header.id.clone(), super::rewrite::title(&header)),
         };
@@ -175,12 +174,11 @@ impl SessionManager {
 
     pub(super) fn make_header(&mut self, parent_session: Option<&str>) -> SessionHeader {
         let now = self.clock.now_ms();
-        let dialect = self.profile.dialect();
-        let keys = dialect.keys;
+        let keys = self.profile.keys();
         let header = entries::Header {
             kind: entries::SessionTag::Session,
             version: keys.versioned.then_some(CURRENT_VERSION),
-            id: (dialect.new_session_id)(self.ids.as_mut(), now),
+            id: (Rules::for_profile(self.profile).new_session_id)(self.ids.as_mut(), now),
             timestamp: iso_timestamp(now),
             cwd: self.cwd.clone(),
             title: None,
@@ -196,7 +194,7 @@ impl SessionManager {
 
     pub(super) fn default_file(&self) -> PathBuf {
         let time = self.header.timestamp.as_deref().unwrap_or_default();
-        let name = (self.profile.dialect().file_name)(time, &self.header.id);
+        let name = (Rules::for_profile(self.profile).file_name)(time, &self.header.id);
         self.session_dir.join(name)
     }
 }

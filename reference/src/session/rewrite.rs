@@ -88,7 +88,7 @@ impl SessionManager {
 
     /// Sets one field of the header line (in place, or last when it is new).
     pub(super) fn set_header_field(&mut self, key: &str, value: Value) {
-        let keys = self.profile.dialect().keys;
+        let keys = self.profile.keys();
         let mut line: Map<String, Value> =
             serde_json::from_str(self.header.raw.get()).unwrap_or_default();
         line.insert(keys.name(key).to_owned(), value);

@@ -64,10 +64,7 @@ fn nothing_is_written_before_the_first_assistant() {
         assert_eq!(lines(&sm).len(), 4, "{profile}: header + 3 entries at once");
         sm.append_message(user("more")).unwrap();
         assert_eq!(lines(&sm).len(), 5, "{profile}: then one line per append");
-        assert_eq!(
-            lines(&sm)[0]["type"],
-            profile.dialect().keys.name("session")
-        );
+        assert_eq!(lines(&sm)[0]["type"], profile.keys().name("session"));
     }
 }
 

@@ -3,8 +3,8 @@
 
 use std::path::{Path, PathBuf};
 
-use super::{OnDisk, SessionError, SessionManager};
-use crate::persist::{prepare, PendingBlob};
+use super::{OnDisk, Rules, SessionError, SessionManager};
+use crate::persisted_form::{prepare, PendingBlob};
 use crate::storage::{Storage, Writer};
 use crate::{blobs, raw};
 
@@ -22,14 +22,15 @@ impl SessionManager {
     }
 
     /// Writes what the persistence rules allow: nothing yet, everything, or the new lines.
-    pub(super) fn persist(&mut self) -> Result<(), SessionError> {
+    pub(super) fn write_pending(&mut self) -> Result<(), SessionError> {
         let Some(path) = self.file.clone() else {
             return Ok(());
         };
         if let Some(error) = &self.persist_error {
             return Err(error.clone());
         }
-        let at_once = self.profile.dialect().appends_to_loaded_file_at_once && self.on_disk.header;
+        let at_once =
+            Rules::for_profile(self.profile).appends_to_loaded_file_at_once && self.on_disk.header;
         if !(self.has_assistant || at_once) {
             return Ok(());
         }
@@ -38,7 +39,7 @@ impl SessionManager {
         } else {
             self.write_all()
         };
-        self.seen_by_caller(written)
+        self.append_result(written)
     }
 
     /// Appends the entries that are not in the file yet, one line each.
@@ -77,14 +78,13 @@ impl SessionManager {
         Ok(())
     }
 
-    /// A failed write (already latched) as the append that started it sees it: its own
-    /// error where writes are synchronous (pi-mono's `appendFileSync` throws), nothing
-    /// where they are queued (omp: the append returns before its write, whose error the
-    /// next operation rethrows; 000 "Persistence errors are latched … and rethrown on
-    /// subsequent operations").
-    fn seen_by_caller(&self, written: Result<(), SessionError>) -> Result<(), SessionError> {
+    /// What the append that started a write returns: the write's error where writes are
+    /// synchronous (pi-mono's `appendFileSync` throws), nothing where they are queued (omp:
+    /// the error is latched and the next operation returns it; 000 "Persistence errors are
+    /// latched … and rethrown on subsequent operations").
+    fn append_result(&self, written: Result<(), SessionError>) -> Result<(), SessionError> {
         match written {
-            Err(_) if self.profile.dialect().queues_writes => Ok(()),
+            Err(_) if Rules::for_profile(self.profile).queues_writes => Ok(()),
             written => written,
         }
     }
@@ -98,7 +98,7 @@ impl SessionManager {
         let Some(path) = self.file.clone() else {
             return Ok(());
         };
-        let prepares = self.profile.dialect().prepares_entries;
+        let prepares = Rules::for_profile(self.profile).prepares_entries;
         let mut blobs = Vec::new();
         let mut text = String::new();
         text.push_str(self.header.raw.get());

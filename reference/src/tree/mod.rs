@@ -79,12 +79,13 @@ impl Tree {
     fn index(&mut self, index: usize) {
         let entry = &self.entries[index];
         let label = label_change(entry);
+        let moves_leaf = entry.kind == EntryKind::Leaf;
         let target = entry.leaf_target();
         if let Some(id) = indexed_id(entry) {
             self.by_id.insert(id.into(), index);
             self.leaf = Some(id.to_owned());
         }
-        if let Some(target) = target {
+        if moves_leaf {
             self.leaf = target;
         }
         if let Some((target, label)) = label {

@@ -46,129 +46,122 @@ impl Tree {
     /// Nodes are the distinct ids in first-appearance order, each standing for the
     /// entry that wins its id. Roots keep that order; children are sorted by time.
     pub fn tree(&self) -> Vec<TreeNode<'_>> {
-        let (nodes, node_of, parents) = self.node_parents();
-        // An entry that names itself is a root.
-        let parents = parents
-            .iter()
-            .enumerate()
-            .map(|(n, p)| p.filter(|&p| p != n))
-            .collect();
-        let parents = cut_cycles(parents);
+        let nodes = self.nodes();
         let mut roots = Vec::new();
-        let mut children: Vec<Vec<usize>> = vec![Vec::new(); nodes.len()];
-        for (n, parent) in parents.iter().enumerate() {
-            match parent {
-                Some(p) => children[*p].push(n),
-                None => roots.push(n),
+        let mut children: Vec<Vec<usize>> = vec![Vec::new(); self.entries.len()];
+        for &i in &nodes.order {
+            match nodes.parent[i] {
+                Some(p) => children[p].push(i),
+                None => roots.push(i),
             }
         }
-        let entry = |n: usize| &self.entries[nodes[n]];
         for list in &mut children {
             // By timestamp; an unparseable one sorts first (see `Entry::time_ms`).
-            list.sort_by_key(|&c| entry(c).time_ms);
+            list.sort_by_key(|&c| self.entries[c].time_ms);
         }
         let labels: HashMap<usize, &Label> = self
             .labels
             .iter()
-            .filter_map(|(target, label)| Some((node_of[&self.index_of(target)?], label)))
+            .filter_map(|(target, label)| Some((self.index_of(target)?, label)))
             .collect();
-        let mut out = Vec::with_capacity(nodes.len());
+        let mut out = Vec::with_capacity(nodes.order.len());
         let mut stack: Vec<usize> = roots.into_iter().rev().collect();
-        while let Some(n) = stack.pop() {
+        while let Some(i) = stack.pop() {
             out.push(TreeNode {
-                entry: entry(n),
-                label: labels.get(&n).copied(),
-                children: children[n].iter().map(|&c| entry(c)).collect(),
+                entry: &self.entries[i],
+                label: labels.get(&i).copied(),
+                children: children[i].iter().map(|&c| &self.entries[c]).collect(),
             });
-            stack.extend(children[n].iter().rev());
+            stack.extend(children[i].iter().rev());
         }
         out
     }
 
     /// The entries whose parent chain comes back to them: each cycle once, named by its
-    /// entry that comes first in the file (an entry that names itself is one). [`Tree::tree`]
-    /// and [`Tree::branch_path`] stop where such a chain closes.
+    /// entry whose id comes first in the file (an entry that names itself is one), in the
+    /// order of the ids where [`Tree::tree`] cuts them. [`Tree::tree`] and
+    /// [`Tree::branch_path`] stop where such a chain closes.
     pub fn cycles(&self) -> Vec<&Entry> {
-        let (nodes, _, parents) = self.node_parents();
-        let cut = cut_cycles(parents.clone());
-        let mut found = Vec::new();
-        for (n, (before, after)) in parents.iter().zip(&cut).enumerate() {
-            let Some(mut current) = before.filter(|_| after.is_none()) else {
-                continue;
-            };
-            // The cut node closes the cycle n → … → n; name the cycle by its first node.
-            let mut first = n;
-            for _ in 0..nodes.len() {
-                if current == n {
-                    break;
-                }
-                first = first.min(current);
-                let Some(next) = parents[current] else { break };
-                current = next;
-            }
-            found.push(&self.entries[nodes[first]]);
-        }
-        found
+        self.nodes()
+            .cycles
+            .into_iter()
+            .map(|i| &self.entries[i])
+            .collect()
     }
 
-    /// The distinct ids as nodes ([`Tree::nodes`]), each entry index's node, and each
-    /// node's parent node.
-    fn node_parents(&self) -> (Vec<usize>, HashMap<usize, usize>, Vec<Option<usize>>) {
-        let nodes = self.nodes();
-        let node_of: HashMap<usize, usize> =
-            nodes.iter().enumerate().map(|(n, &i)| (i, n)).collect();
-        let parents = nodes
-            .iter()
-            .map(|&i| self.parent_of(i).map(|p| node_of[&p]))
-            .collect();
-        (nodes, node_of, parents)
-    }
-
-    /// For each distinct id, in first-appearance order, the index of the entry that wins it.
-    fn nodes(&self) -> Vec<usize> {
+    /// `getTree`'s nodes, all named by their entry's index: the entries that win their
+    /// ids in first-appearance order of the ids, and each one's parent with the cycles cut
+    /// in one pass. From each node in order, the parent chain is followed until it reaches
+    /// a node already resolved, a root, or a node of this very walk: there the chain
+    /// closes, and that node becomes a root. Each node is walked once.
+    fn nodes(&self) -> Nodes {
         let mut seen = HashSet::new();
-        self.entries
+        let order: Vec<usize> = self
+            .entries
             .iter()
             .filter_map(indexed_id)
             .filter(|id| seen.insert(*id))
             .filter_map(|id| self.index_of(id))
-            .collect()
-    }
-}
-
-/// Makes every node reach a root: where a parent chain closes on itself, the node
-/// at which it closes becomes a root. Iterative; each node is resolved once.
-fn cut_cycles(mut parent: Vec<Option<usize>>) -> Vec<Option<usize>> {
-    #[derive(Clone, Copy, PartialEq)]
-    enum State {
-        Unvisited,
-        OnPath,
-        Done,
-    }
-    let mut state = vec![State::Unvisited; parent.len()];
-    let mut path = Vec::new();
-    for start in 0..parent.len() {
-        let mut current = start;
-        loop {
-            match state[current] {
-                State::Done => break,
-                State::OnPath => {
-                    parent[current] = None;
-                    break;
-                }
-                State::Unvisited => {
-                    state[current] = State::OnPath;
-                    path.push(current);
-                    match parent[current] {
-                        None => break,
-                        Some(p) => current = p,
+            .collect();
+        let mut rank = vec![usize::MAX; self.entries.len()];
+        for (r, &i) in order.iter().enumerate() {
+            rank[i] = r;
+        }
+        let mut parent: Vec<Option<usize>> =
+            (0..self.entries.len()).map(|i| self.parent_of(i)).collect();
+        let mut cut = Vec::new();
+        let mut state = vec![State::Unvisited; self.entries.len()];
+        let mut walk: Vec<usize> = Vec::new();
+        for &start in &order {
+            let mut current = start;
+            loop {
+                match state[current] {
+                    State::Done => break,
+                    State::OnWalk(at) => {
+                        // walk[at..] is the cycle; it is named by its first id.
+                        let name = walk[at..].iter().copied().min_by_key(|&n| rank[n]);
+                        cut.push((rank[current], name.unwrap_or(current)));
+                        parent[current] = None;
+                        break;
+                    }
+                    State::Unvisited => {
+                        state[current] = State::OnWalk(walk.len());
+                        walk.push(current);
+                        match parent[current] {
+                            None => break,
+                            Some(p) => current = p,
+                        }
                     }
                 }
             }
+            for n in walk.drain(..) {
+                state[n] = State::Done;
+            }
         }
-        for n in path.drain(..) {
-            state[n] = State::Done;
+        cut.sort_unstable();
+        Nodes {
+            order,
+            parent,
+            cycles: cut.into_iter().map(|(_, name)| name).collect(),
         }
     }
-    parent
+}
+
+/// [`Tree::nodes`]: entry indices throughout.
+struct Nodes {
+    /// The entries that win their ids, in first-appearance order of the ids.
+    order: Vec<usize>,
+    /// Each entry's parent entry, cycles cut (`None`: a root).
+    parent: Vec<Option<usize>>,
+    /// The entry naming each cycle cut, in the order of the entries cut.
+    cycles: Vec<usize>,
+}
+
+/// Where the cycle cut has got to with an entry.
+#[derive(Clone, Copy, PartialEq)]
+enum State {
+    Unvisited,
+    /// On the current walk, at this position.
+    OnWalk(usize),
+    Done,
 }

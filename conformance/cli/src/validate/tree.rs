@@ -2,7 +2,7 @@
 //! compaction's kept entry among its ancestors (from one depth-first walk, [`Ancestry`]),
 //! a branch summary's branch point.
 
-use session_reference::dialect::Keys;
+use session_reference::model::Keys;
 use session_reference::model::{Entry, EntryKind};
 use session_reference::tree::Tree;
 

@@ -1,7 +1,8 @@
 //! `buildSessionContext`: from a leaf to the messages and settings sent to the model, per profile (000 "Context reconstruction"; 002 "Context Building"; pi-mono §5; omp H, I).
 //!
 //! The output is the exact JSON shape each profile's implementation returns: the
-//! messages, then the settings its dialect scans the path for (`crate::dialect`).
+//! messages, then the settings each profile scans the path for ([`settings`]). What differs
+//! between profiles is in [`Rules`].
 //!
 //! Stored messages pass through as their raw JSON text. Synthetic messages
 //! (compaction summary, branch summary, custom message) are built with the keys
@@ -13,10 +14,98 @@ use serde::Serialize;
 use serde_json::value::RawValue;
 use std::borrow::Cow;
 
-use crate::dialect::Dialect;
 use crate::model::{time_ms, Entry, EntryKind, Profile};
 use crate::raw::{as_string, is_truthy, raw, to_raw, RawObject};
 use crate::tree::Tree;
+
+pub mod settings;
+
+pub use settings::Settings;
+
+/// The per-profile rules of `buildSessionContext`.
+#[derive(Debug, Clone, Copy)]
+pub struct Rules {
+    /// The fields of a `custom_message` entry copied into its context message, after `role`.
+    pub custom_message_fields: &'static [&'static str],
+    /// The fields of a compaction copied into its summary message, after `role`.
+    pub compaction_summary_fields: &'static [&'static str],
+    /// The fields of a branch summary copied into its message, after `role`.
+    pub branch_summary_fields: &'static [&'static str],
+    /// `custom_message` entries join the context (000, 002); 003 lists only messages and branch entries.
+    pub custom_messages_in_context: bool,
+    /// The context's fields after `messages`, in the profile's order ([`settings`]).
+    pub settings: fn(&[&Entry]) -> Settings,
+    /// [`Rules::settings`] scans every entry in file order (003 step 1), else the path.
+    pub settings_over_all_entries: bool,
+    /// A leaf id that names no entry gives the empty path (003 `get_branch`), rather
+    /// than falling back to the last entry.
+    pub unknown_leaf_is_empty: bool,
+}
+
+impl Rules {
+    /// The rules of `profile`: pi-mono 0.73.1 and 002 "Context Building"
+    /// (`{messages, thinkingLevel, model}`); omp and 000 "Context reconstruction"
+    /// (`{messages, thinkingLevel, models, injectedTtsrRules, mode, modeData?}`; custom
+    /// messages carry `attribution`, compaction summaries `shortSummary`); 003 "Context
+    /// reconstruction" (messages and branch entries in path order; the compaction summary
+    /// as pi's `compactionSummary` message, in snake_case; the newest thinking level and
+    /// model over all entries; an unknown leaf is the empty path).
+    pub fn for_profile(profile: Profile) -> Rules {
+        match profile {
+            Profile::Pi => Rules {
+                custom_message_fields: &[
+                    "customType",
+                    "content",
+                    "display",
+                    "details",
+                    "timestamp",
+                ],
+                compaction_summary_fields: &["summary", "tokensBefore", "timestamp"],
+                branch_summary_fields: &["summary", "fromId", "timestamp"],
+                custom_messages_in_context: true,
+                settings: settings::pi,
+                settings_over_all_entries: false,
+                unknown_leaf_is_empty: false,
+            },
+            Profile::Omp => Rules {
+                custom_message_fields: &[
+                    "customType",
+                    "content",
+                    "display",
+                    "details",
+                    "attribution",
+                    "timestamp",
+                ],
+                compaction_summary_fields: &[
+                    "summary",
+                    "shortSummary",
+                    "tokensBefore",
+                    "timestamp",
+                ],
+                branch_summary_fields: &["summary", "fromId", "timestamp"],
+                custom_messages_in_context: true,
+                settings: settings::omp,
+                settings_over_all_entries: false,
+                unknown_leaf_is_empty: false,
+            },
+            Profile::Operator => Rules {
+                custom_message_fields: &[
+                    "custom_type",
+                    "content",
+                    "display",
+                    "details",
+                    "timestamp",
+                ],
+                compaction_summary_fields: &["summary", "tokens_before", "timestamp"],
+                branch_summary_fields: &["summary", "from_id", "timestamp"],
+                custom_messages_in_context: false,
+                settings: settings::operator,
+                settings_over_all_entries: true,
+                unknown_leaf_is_empty: true,
+            },
+        }
+    }
+}
 
 /// Which entry the context is built for.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -29,13 +118,13 @@ pub enum LeafChoice<'a> {
     Last,
 }
 
-/// What `buildSessionContext` returns: the messages, then the dialect's settings.
+/// What `buildSessionContext` returns: the messages, then the profile's settings.
 #[derive(Debug, Clone)]
 pub struct Context<'a> {
     /// Messages in order; a `message` entry's payload is borrowed from the entry.
     pub messages: Vec<Cow<'a, RawValue>>,
-    /// The dialect's fields after `messages`, in its order (see [`crate::dialect::Dialect::settings`]).
-    pub settings: Vec<(&'static str, Box<RawValue>)>,
+    /// The profile's fields after `messages`, in its order (see [`Rules::settings`]).
+    pub settings: Settings,
 }
 
 impl Serialize for Context<'_> {
@@ -50,13 +139,13 @@ impl Serialize for Context<'_> {
 }
 
 /// Builds the context for `leaf` over `tree`'s entries: the root-to-leaf path, cut at
-/// its latest compaction, as messages; then the dialect's settings from the path.
+/// its latest compaction, as messages; then the profile's settings from the path.
 pub fn build_context<'a>(tree: &'a Tree, leaf: LeafChoice<'_>, profile: Profile) -> Context<'a> {
     let entries = tree.entries();
-    let dialect = profile.dialect();
+    let rules = Rules::for_profile(profile);
     let start = match leaf {
         LeafChoice::Null => None,
-        LeafChoice::Id(id) if dialect.unknown_leaf_is_empty => tree.index_of(id),
+        LeafChoice::Id(id) if rules.unknown_leaf_is_empty => tree.index_of(id),
         LeafChoice::Id(id) => tree.index_of(id).or(entries.len().checked_sub(1)),
         LeafChoice::Last => entries.len().checked_sub(1),
     };
@@ -66,13 +155,13 @@ pub fn build_context<'a>(tree: &'a Tree, leaf: LeafChoice<'_>, profile: Profile)
         .into_iter()
         .map(|i| &entries[i])
         .collect();
-    let settings = if dialect.settings_over_all_entries {
-        (dialect.settings)(&entries.iter().collect::<Vec<_>>())
+    let settings = if rules.settings_over_all_entries {
+        (rules.settings)(&entries.iter().collect::<Vec<_>>())
     } else {
-        (dialect.settings)(&path)
+        (rules.settings)(&path)
     };
     Context {
-        messages: messages(&path, dialect),
+        messages: messages(&path, &rules),
         settings,
     }
 }
@@ -80,16 +169,16 @@ pub fn build_context<'a>(tree: &'a Tree, leaf: LeafChoice<'_>, profile: Profile)
 /// The messages of `path`: with a compaction, its summary, then the kept entries
 /// from `firstKeptEntryId` up to the compaction, then the entries after it (the
 /// compaction itself makes no message).
-fn messages<'a>(path: &[&'a Entry], dialect: &Dialect) -> Vec<Cow<'a, RawValue>> {
-    let convert = |entry: &&'a Entry| convert(entry, dialect);
+fn messages<'a>(path: &[&'a Entry], rules: &Rules) -> Vec<Cow<'a, RawValue>> {
+    let convert = |entry: &&'a Entry| convert(entry, rules);
     let compaction = path.iter().rposition(|e| e.kind == EntryKind::Compaction);
     let Some(c) = compaction else {
         return path.iter().filter_map(convert).collect();
     };
-    let summary = synthetic(
+    let summary = synthetic_message(
         &path[c].object(),
         "compactionSummary",
-        dialect.compaction_summary_fields,
+        rules.compaction_summary_fields,
     );
     let kept = path[c].first_kept_entry_id();
     let first = path[..c]
@@ -104,19 +193,19 @@ fn messages<'a>(path: &[&'a Entry], dialect: &Dialect) -> Vec<Cow<'a, RawValue>>
 /// One path entry as a context message, if it makes one: a message's payload
 /// verbatim, a custom message or a branch summary (with a truthy `summary`) as a
 /// message of their own.
-fn convert<'a>(entry: &'a Entry, dialect: &Dialect) -> Option<Cow<'a, RawValue>> {
+fn convert<'a>(entry: &'a Entry, rules: &Rules) -> Option<Cow<'a, RawValue>> {
     match entry.kind {
         EntryKind::Message => entry.object().take("message").filter(|m| m.get() != "null"),
-        EntryKind::CustomMessage if dialect.custom_messages_in_context => Some(Cow::Owned(
-            synthetic(&entry.object(), "custom", dialect.custom_message_fields),
+        EntryKind::CustomMessage if rules.custom_messages_in_context => Some(Cow::Owned(
+            synthetic_message(&entry.object(), "custom", rules.custom_message_fields),
         )),
         EntryKind::BranchSummary => {
             let obj = entry.object();
             is_truthy(obj.get("summary")).then(|| {
-                Cow::Owned(synthetic(
+                Cow::Owned(synthetic_message(
                     &obj,
                     "branchSummary",
-                    dialect.branch_summary_fields,
+                    rules.branch_summary_fields,
                 ))
             })
         }
@@ -126,7 +215,7 @@ fn convert<'a>(entry: &'a Entry, dialect: &Dialect) -> Option<Cow<'a, RawValue>>
 
 /// A message the context makes up from an entry: `role`, then `fields` copied from
 /// the entry where present; `timestamp` is the entry's time in milliseconds.
-fn synthetic(obj: &RawObject<'_>, role: &str, fields: &[&str]) -> Box<RawValue> {
+pub fn synthetic_message(obj: &RawObject<'_>, role: &str, fields: &[&str]) -> Box<RawValue> {
     let mut out = vec![("role", Some(to_raw(role)))];
     for &field in fields {
         let value = if field == "timestamp" {
@@ -147,7 +236,7 @@ pub(crate) fn message_of<'a>(obj: &'a RawObject<'_>) -> RawObject<'a> {
 }
 
 /// `String(value)` for a JSON value as JavaScript's template literals print it.
-pub(crate) fn js_string(value: Option<&RawValue>) -> String {
+pub fn js_string(value: Option<&RawValue>) -> String {
     match value {
         None => "undefined".to_owned(),
         Some(v) => as_string(v).unwrap_or_else(|| v.get().to_owned()),

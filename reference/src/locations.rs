@@ -24,6 +24,74 @@ pub const TERMINAL_ENV: [(&str, &str); 4] = [
     ("WT_SESSION", "wt-"),
 ];
 
+/// Reads an environment variable.
+pub type Env<'a> = dyn Fn(&str) -> Option<String> + 'a;
+
+/// The per-profile rules of the store.
+#[derive(Debug, Clone, Copy)]
+pub struct Rules {
+    /// The agent directory: from `$PI_CODING_AGENT_DIR` when set (`Some`), else the
+    /// default under the home.
+    pub agent_dir: fn(Option<&str>, &Path, &Env<'_>) -> PathBuf,
+    /// Every project's sessions share `<agent>/sessions/` (003 "Session directory
+    /// layout"), told apart by the header's `cwd`; else each project has
+    /// `sessions/--<cwd-encoded>--/`.
+    pub flat_sessions: bool,
+}
+
+impl Rules {
+    /// The rules of `profile`.
+    pub fn for_profile(profile: Profile) -> Rules {
+        match profile {
+            Profile::Pi => Rules {
+                agent_dir: pi_agent_dir,
+                flat_sessions: false,
+            },
+            Profile::Omp => Rules {
+                agent_dir: omp_agent_dir,
+                flat_sessions: false,
+            },
+            Profile::Operator => Rules {
+                agent_dir: operator_agent_dir,
+                flat_sessions: true,
+            },
+        }
+    }
+}
+
+/// pi-mono 0.73.1 `getAgentDir`: `$PI_CODING_AGENT_DIR` with `~` expanded, else `<home>/.pi/agent`.
+fn pi_agent_dir(set: Option<&str>, home: &Path, _env: &Env<'_>) -> PathBuf {
+    match set {
+        Some(dir) => expand_home(dir, home),
+        None => home.join(".pi").join("agent"),
+    }
+}
+
+/// omp 13.19.0: `$PI_CODING_AGENT_DIR` as written, else `<home>/<$PI_CONFIG_DIR or .omp>/agent`.
+/// (omp's XDG locations apply only after `omp config migrate`, and are not modelled.)
+fn omp_agent_dir(set: Option<&str>, home: &Path, env: &Env<'_>) -> PathBuf {
+    if let Some(dir) = set {
+        return PathBuf::from(dir);
+    }
+    let folder = env(CONFIG_DIR_ENV)
+        .filter(|d| !d.is_empty())
+        .unwrap_or_else(|| ".omp".to_owned());
+    home.join(folder).join("agent")
+}
+
+/// 003: `$PI_CODING_AGENT_DIR` with `~` expanded (the kit's override), else
+/// `<home>/.operator/profiles/<$OPERATOR_PROFILE or "default">` (003 names the
+/// folder `profiles/<name>`; 003 is silent on how the name is chosen).
+fn operator_agent_dir(set: Option<&str>, home: &Path, env: &Env<'_>) -> PathBuf {
+    if let Some(dir) = set {
+        return expand_home(dir, home);
+    }
+    let name = env("OPERATOR_PROFILE")
+        .filter(|n| !n.is_empty())
+        .unwrap_or_else(|| "default".to_owned());
+    home.join(".operator").join("profiles").join(name)
+}
+
 /// An agent directory and the folders inside it.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct Store {
@@ -39,15 +107,15 @@ impl Store {
         }
     }
 
-    /// The default store of `profile`: `$PI_CODING_AGENT_DIR` or the dialect's folder
-    /// under `home` (its `agent_dir`). `env` reads a variable.
-    pub fn default_for(
-        profile: Profile,
-        home: &Path,
-        env: &dyn Fn(&str) -> Option<String>,
-    ) -> Store {
+    /// The default store of `profile`: `$PI_CODING_AGENT_DIR` or the profile's folder
+    /// under `home` ([`Rules::agent_dir`]). `env` reads a variable.
+    pub fn default_for(profile: Profile, home: &Path, env: &Env<'_>) -> Store {
         let set = env(AGENT_DIR_ENV).filter(|d| !d.is_empty());
-        Store::new((profile.dialect().agent_dir)(set.as_deref(), home, env))
+        Store::new((Rules::for_profile(profile).agent_dir)(
+            set.as_deref(),
+            home,
+            env,
+        ))
     }
 
     /// `<agent>/sessions`: one folder per project.

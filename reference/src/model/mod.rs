@@ -10,9 +10,12 @@ use std::sync::Arc;
 
 use serde_json::value::RawValue;
 
-use crate::dialect::Keys;
 use crate::ids::parse_iso_ms;
 use crate::raw::{as_str, as_string, JsonText, RawObject};
+
+mod keys;
+
+pub use keys::Keys;
 
 /// The current session format version (000 "Versioning and migrations").
 pub const CURRENT_VERSION: u32 = 3;
@@ -167,7 +170,7 @@ impl Entry {
         ordinal: usize,
         profile: Profile,
     ) -> Entry {
-        let keys = profile.dialect().keys;
+        let keys = profile.keys();
         Entry {
             id: obj.str("id"),
             parent_id: obj
@@ -196,7 +199,7 @@ impl Entry {
 
     /// The names of the keys read from [`Entry::raw`], in the entry's dialect.
     pub fn keys(&self) -> &'static Keys {
-        self.profile.dialect().keys
+        self.profile.keys()
     }
 
     /// Re-reads the entry's fields (borrowed from [`Entry::raw`]).
@@ -237,9 +240,12 @@ impl Entry {
             .flatten()
     }
 
-    /// A `leaf` entry's target (003 `LeafEntry.target_id`): `Some(None)` when it is not a string.
-    pub fn leaf_target(&self) -> Option<Option<String>> {
-        (self.kind == EntryKind::Leaf).then(|| self.object().str(self.keys().name("targetId")))
+    /// A `leaf` entry's target (003 `LeafEntry.target_id`), when it is a string. A `leaf`
+    /// entry without one leaves the session without a leaf.
+    pub fn leaf_target(&self) -> Option<String> {
+        (self.kind == EntryKind::Leaf)
+            .then(|| self.object().str(self.keys().name("targetId")))
+            .flatten()
     }
 
     /// What a `label` entry does to its target (`targetId`, when a string): sets the
