@@ -7,9 +7,9 @@ use std::path::{Path, PathBuf};
 use serde_json::{json, Value};
 use session_reference::context::LeafChoice;
 use session_reference::entries;
+use session_reference::locations::Store;
 use session_reference::model::Profile;
 use session_reference::session::{NewSession, SessionError, SessionManager};
-use session_reference::locations::Store;
 
 use super::call::Call;
 use super::read::tree_output;
