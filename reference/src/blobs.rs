@@ -189,7 +189,7 @@ mod tests {
 
     #[test]
     fn hash_is_of_decoded_bytes() {
-        // 1024 'A's decode to 768 zero bytes; the hash document omp R69 observed.
+        // 1024 'A's decode to 768 zero bytes; the hash omp 13.19.0 gives (clause persistence.16).
         let bytes = decode_base64(&"A".repeat(1024)).unwrap();
         assert_eq!(
             BlobRef::for_bytes(&bytes).hash(),

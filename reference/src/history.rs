@@ -1,7 +1,7 @@
 //! Prompt history: the SQLite store of seed 000 (`~/.omp/agent/history.db`), separate
 //! from session replay.
 //!
-//! Seed 000 "HistoryStorage"; omp P1. The table is `history(id, prompt, created_at, cwd)`,
+//! Seed 000 "HistoryStorage"; clause history.1. The table is `history(id, prompt, created_at, cwd)`,
 //! an FTS5 index `history_fts` is kept in sync by an `AFTER INSERT` trigger, and a prompt
 //! equal to the previous one is not stored again. Inserts here are synchronous (the real
 //! store defers them with `setImmediate`; the rows are the same).

@@ -1,4 +1,4 @@
-//! Entry ids, session ids and the clock, injectable so tests and goldens are deterministic (000 "Entry base"; pi-mono 1.6).
+//! Entry ids, session ids and the clock, injectable so tests and goldens are deterministic (000 "Entry base"; clause format.7).
 //!
 //! Entry ids are 8 lowercase hex digits, checked against the ids already in the
 //! session; after 100 collisions a longer id is used, as the real code does.

@@ -5,7 +5,7 @@
 //! - [`find_most_recent`]: the newest file with a valid header, by modification time.
 //! - [`crate::recent`] holds the other pipeline, omp's `getRecentSessions` over 4 KB prefixes.
 //!
-//! Seed 001 "Recent-session discovery", "Metadata fallback behavior"; pi-mono 7.3–7.7; omp N1–N2.
+//! Seed 001 "Recent-session discovery", "Metadata fallback behavior"; clauses stores.3–stores.9.
 //! Profiles differ where their implementations do: pi keeps sessions without messages and
 //! orders by the last message's time, omp (seed 001) drops them and orders by file time.
 
@@ -21,7 +21,7 @@ use crate::parse::is_js_whitespace;
 use crate::raw::{as_string, is_truthy, RawObject};
 use crate::storage::Storage;
 
-/// The per-profile rules of listing (001; pi-mono 7.3–7.7; omp N1–N2). 003 is silent on
+/// The per-profile rules of listing (001; clauses stores.3–stores.9). 003 is silent on
 /// everything but the file time order: operator lists as pi, without pi's title order.
 // Each flag is one rule of one implementation, named after it.
 #[allow(clippy::struct_excessive_bools)]
@@ -37,7 +37,7 @@ pub struct Rules {
     /// `session_info` name is listed (omp); else there is no title.
     pub titles_from_header: bool,
     /// `modified` is the last user or assistant message's time when above 0, else the
-    /// header's time, else the file's (pi-mono 7.5); else the file's (omp; 003 "sorted by
+    /// header's time, else the file's (clause stores.5); else the file's (omp; 003 "sorted by
     /// last modification time").
     pub modified_by_last_message: bool,
     /// How `--continue` reads a file's header: the first line of this many bytes, strictly
@@ -303,7 +303,7 @@ fn js_number(ms: i64) -> f64 {
 }
 
 /// `SessionManager.list`: every session in `dir`, newest first (ties by path).
-/// omp drops sessions without messages (seed 001); pi keeps them (pi-mono 7.5).
+/// omp drops sessions without messages (seed 001); pi keeps them (clause stores.5).
 pub fn list(storage: &dyn Storage, dir: &Path, profile: Profile) -> Vec<SessionInfo> {
     collect(storage, &session_files(storage, dir), profile)
 }

@@ -3,7 +3,7 @@
 //! `<file timestamp>_<session id>.jsonl` by the [`crate::session::SessionManager`].)
 //!
 //! Seed 000 "Default session file location"; seed 001 "Directory scope" and
-//! "--continue resolution and terminal breadcrumb preference"; pi-mono 7.1–7.2; omp A1–A4, O5–O6.
+//! "--continue resolution and terminal breadcrumb preference"; clauses stores.1, stores.2, stores.11, stores.12.
 
 use std::path::{Path, PathBuf};
 

@@ -40,7 +40,7 @@ pub fn migrate(
     }
     if !steps.is_empty() {
         set_header_version(header, CURRENT_VERSION);
-        // Every header line gets the new version, a second one too (pi-mono 3.1).
+        // Every header line gets the new version, a second one too (clause migrations.5).
         for entry in entries
             .iter_mut()
             .filter(|e| e.kind == EntryKind::ExtraHeader)

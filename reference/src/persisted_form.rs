@@ -1,6 +1,6 @@
 //! What a value looks like when written: truncation, transient fields, line counts, image blobs (000 "Truncation and blob externalization"; omp K, L).
 //!
-//! Applies to the omp profile; pi-mono writes values as they are (pi-mono 8.1).
+//! Applies to the omp profile; pi-mono writes values as they are (clause persistence.13).
 //!
 //! - A string longer than [`MAX_PERSIST_CHARS`] UTF-16 code units (as JavaScript
 //!   counts) keeps its first `500000 - 47` units, never half a surrogate pair, and

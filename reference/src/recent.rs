@@ -1,6 +1,6 @@
 //! omp's `getRecentSessions`: the newest sessions of a folder for the welcome screen,
 //! each read from a 4 KB prefix and named by title → first user prompt → header id →
-//! file name (seed 000 `readTextPrefix(…, 4096)`; seed 001 "Recent-session discovery"; omp N1).
+//! file name (seed 000 `readTextPrefix(…, 4096)`; seed 001 "Recent-session discovery"; clause stores.7).
 
 use std::path::{Path, PathBuf};
 

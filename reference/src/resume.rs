@@ -1,7 +1,7 @@
 //! Picking a session up again: `--resume <value>` resolution and `--continue`.
 //!
 //! Seed 001 "Startup-time resume target resolution" and "--continue resolution and
-//! terminal breadcrumb preference"; pi-mono 7.4, 7.8; omp O1–O6.
+//! terminal breadcrumb preference"; clauses stores.10–stores.15.
 
 use std::path::{Path, PathBuf};
 
@@ -15,7 +15,7 @@ use crate::model::Profile;
 use crate::session::{Options, SessionError, SessionManager};
 use crate::storage::Storage;
 
-/// The per-profile rules of resuming (001; pi-mono 7.4, 7.8; omp O1–O6). 003 is silent:
+/// The per-profile rules of resuming (001; clauses stores.10–stores.15). 003 is silent:
 /// operator resumes as pi.
 #[derive(Debug, Clone, Copy)]
 #[allow(clippy::struct_excessive_bools)] // each flag is one rule of one implementation

@@ -3,7 +3,7 @@
 //! when the branch has none.
 //!
 //! Seed 001 "Runtime switch execution" steps 8 (`setSessionFile` writes the breadcrumb)
-//! and 14 (the thinking level); omp A4, O6 (13.19.0 `writeTerminalBreadcrumb` in
+//! and 14 (the thinking level); clauses stores.19, stores.20 (13.19.0 `writeTerminalBreadcrumb` in
 //! `setSessionFile` and `#newSessionSync`); pi-mono 0.73.1 writes no breadcrumbs and
 //! appends the level in `createAgentSession` (`sdk.js`).
 

@@ -1065,7 +1065,7 @@ async function opResolve(dir: string, args: any) {
 /**
  * `--resume` without a value, main.ts replicated: 13.19.0 (src/main.ts lines 661-670, seed 001) lists
  * SessionManager.list(cwd, sessionDir) and prints `No sessions found` (exit 0) when it is empty, else opens
- * the picker on it; 18.x looks at listAll() too before giving up (omp O4), and preloads it.
+ * the picker on it; 18.x looks at listAll() too before giving up (clause stores.13), and preloads it.
  */
 async function resumePicker(cwd: string, sessionDir: string | undefined) {
 	const sessions: any[] = await SessionManager.list(cwd, sessionDir);
