@@ -356,10 +356,10 @@ pub fn read_input(path: &Path) -> Result<Vec<u8>, InputError> {
     let bytes = if std::os::unix::fs::FileTypeExt::is_fifo(&meta.file_type()) {
         read_pipe(path, PIPE_IDLE_TIMEOUT)?
     } else {
-        read_capped(fs::File::open(path)?)?
+        read_capped(fs::File::open(path)?, meta.len())?
     };
     #[cfg(not(unix))]
-    let bytes = read_capped(fs::File::open(path)?)?;
+    let bytes = read_capped(fs::File::open(path)?, meta.len())?;
     let lines = memchr::memchr_iter(b'\n', &bytes).count();
     if lines > MAX_INPUT_LINES {
         return Err(InputError::TooManyLines(lines));
@@ -371,9 +371,13 @@ pub fn read_input(path: &Path) -> Result<Vec<u8>, InputError> {
     Ok(bytes)
 }
 
-/// Reads `reader` to its end, refusing more than [`MAX_INPUT_BYTES`].
-fn read_capped(reader: impl Read) -> Result<Vec<u8>, InputError> {
-    let mut bytes = Vec::new();
+/// Reads `reader` to its end, refusing more than [`MAX_INPUT_BYTES`]. The buffer is
+/// sized for `expected` bytes (the file's length) at once: `take` hides the file's size
+/// from `read_to_end`, which would otherwise grow the buffer by doubling, copying it and
+/// holding both copies at the last step (the peak was twice the file).
+fn read_capped(reader: impl Read, expected: u64) -> Result<Vec<u8>, InputError> {
+    let capacity = usize::try_from(expected.min(MAX_INPUT_BYTES)).unwrap_or(0);
+    let mut bytes = Vec::with_capacity(capacity.saturating_add(1));
     reader.take(MAX_INPUT_BYTES + 1).read_to_end(&mut bytes)?;
     if bytes.len() as u64 > MAX_INPUT_BYTES {
         return Err(InputError::TooLarge(bytes.len() as u64));
