@@ -469,6 +469,16 @@ pub fn ignore_file_size_signal() {}
 mod tests {
     use super::*;
 
+    /// A file is read into a buffer of its size: no doubling, whose last step holds two
+    /// copies (the CLI's peak memory on a large session was twice the file).
+    #[test]
+    fn a_file_is_read_into_a_buffer_of_its_size() {
+        let data = vec![b'x'; 3_000_000];
+        let bytes = read_capped(&data[..], data.len() as u64).expect("reads");
+        assert_eq!(bytes.len(), data.len());
+        assert!(bytes.capacity() <= data.len() + 1, "{}", bytes.capacity());
+    }
+
     #[test]
     fn containers_are_counted_outside_strings() {
         let cases: &[(&str, usize)] = &[
