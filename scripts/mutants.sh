@@ -83,7 +83,7 @@ fi
 
 # `--cargo-arg --test=corpus` goes to the build (`cargo test --no-run`) as well as the
 # test: each mutant builds the corpus test alone, not every test binary of the package.
-args=(--package session-reference --test-package session-conformance --timeout 120 --baseline skip
+args=(--package session-reference --test-package session-conformance-cli --timeout 120 --baseline skip
   --cargo-arg=--test=corpus)
 if $in_place; then
   args+=(--in-place)
@@ -125,6 +125,14 @@ case "$status" in
 esac
 
 results=$out/mutants.out
+# A run where no mutant built checks nothing (a renamed test package once made every
+# mutant unviable and the slice pass): that is a failure of the run, not a pass.
+tested=$(cat "$results"/{caught,missed,timeout,unviable}.txt 2>/dev/null | wc -l)
+unviable=$(wc -l < "$results/unviable.txt" 2>/dev/null || echo 0)
+if [ "$tested" -gt 0 ] && [ "$unviable" -eq "$tested" ]; then
+  echo "mutants.sh: all $tested mutants were unviable: nothing was checked (see $results/log)" >&2
+  exit 1
+fi
 key() { sed -E 's/^([^:]+):[0-9]+:[0-9]+: /\1: /'; }
 for outcome in caught missed timeout unviable; do
   printf '%-9s %s\n' "$outcome" "$(wc -l < "$results/$outcome.txt" 2>/dev/null || echo 0)"
