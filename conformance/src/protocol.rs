@@ -389,6 +389,61 @@ pub struct Response {
     pub unsupported: bool,
 }
 
+/// The error kinds of `PROTOCOL.md` "Response": an error is compared with its golden by
+/// its kind only.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum ErrorKind {
+    /// `not_found`: an entry id given to an operation does not exist.
+    NotFound,
+    /// `invalid_header`: a file whose header is missing or malformed is refused.
+    InvalidHeader,
+    /// `invalid_source`: `forkFrom` of an empty, missing or invalid file.
+    InvalidSource,
+    /// `persistence`: a write failed.
+    Persistence,
+    /// `invalid_name`: a name that would become part of a file name is refused.
+    InvalidName,
+    /// `missing_file`: a session file that does not exist is refused.
+    MissingFile,
+    /// `invalid_line`: a whole file is refused for one bad line.
+    InvalidLine,
+    /// `exception`: anything else.
+    Exception,
+}
+
+impl ErrorKind {
+    /// Every kind, in `PROTOCOL.md`'s order.
+    pub const ALL: [ErrorKind; 8] = [
+        ErrorKind::NotFound,
+        ErrorKind::InvalidHeader,
+        ErrorKind::InvalidSource,
+        ErrorKind::Persistence,
+        ErrorKind::InvalidName,
+        ErrorKind::MissingFile,
+        ErrorKind::InvalidLine,
+        ErrorKind::Exception,
+    ];
+
+    /// The kind's name on the wire.
+    pub fn name(self) -> &'static str {
+        match self {
+            ErrorKind::NotFound => "not_found",
+            ErrorKind::InvalidHeader => "invalid_header",
+            ErrorKind::InvalidSource => "invalid_source",
+            ErrorKind::Persistence => "persistence",
+            ErrorKind::InvalidName => "invalid_name",
+            ErrorKind::MissingFile => "missing_file",
+            ErrorKind::InvalidLine => "invalid_line",
+            ErrorKind::Exception => "exception",
+        }
+    }
+
+    /// The kind named `name` on the wire, if it is one.
+    pub fn from_name(name: &str) -> Option<ErrorKind> {
+        ErrorKind::ALL.into_iter().find(|kind| kind.name() == name)
+    }
+}
+
 /// An error reported by an adapter: compared by `kind` only.
 #[derive(Debug, Clone, Serialize, Deserialize, PartialEq, Eq, schemars::JsonSchema)]
 pub struct ErrorObject {

@@ -40,47 +40,11 @@ use serde_json::{json, Value};
 use session_reference::model::Profile;
 
 use crate::adapter::{Adapter, Failure};
+pub use crate::protocol::ErrorKind;
 use crate::protocol::{Capability, Hello, Operation, Request, Response};
 
 /// What a typed operation returns: its output, or why there is none.
 pub type Outcome<T> = Result<T, OpError>;
-
-/// The error kinds of `PROTOCOL.md` "Response" (compared by kind only), and "not offered".
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub enum ErrorKind {
-    /// `not_found`: an entry id given to an operation does not exist.
-    NotFound,
-    /// `invalid_header`: a file whose header is missing or malformed is refused.
-    InvalidHeader,
-    /// `invalid_source`: `forkFrom` of an empty, missing or invalid file.
-    InvalidSource,
-    /// `persistence`: a write failed.
-    Persistence,
-    /// `invalid_name`: a name that would become part of a file name is refused.
-    InvalidName,
-    /// `missing_file`: a session file that does not exist is refused.
-    MissingFile,
-    /// `invalid_line`: a whole file is refused for one bad line.
-    InvalidLine,
-    /// `exception`: anything else.
-    Exception,
-}
-
-impl ErrorKind {
-    /// The kind's name on the wire.
-    pub fn name(self) -> &'static str {
-        match self {
-            ErrorKind::NotFound => "not_found",
-            ErrorKind::InvalidHeader => "invalid_header",
-            ErrorKind::InvalidSource => "invalid_source",
-            ErrorKind::Persistence => "persistence",
-            ErrorKind::InvalidName => "invalid_name",
-            ErrorKind::MissingFile => "missing_file",
-            ErrorKind::InvalidLine => "invalid_line",
-            ErrorKind::Exception => "exception",
-        }
-    }
-}
 
 /// Why an operation has no output.
 #[derive(Debug, Clone, PartialEq, Eq)]

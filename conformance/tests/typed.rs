@@ -33,25 +33,13 @@ impl Mapped {
         });
         match (response.ok, response.error) {
             (Some(value), _) => Ok(value),
-            (None, Some(error)) => Err(OpError::new(kind(&error.kind), error.message)),
+            (None, Some(error)) => Err(OpError::new(
+                ErrorKind::from_name(&error.kind).unwrap_or(ErrorKind::Exception),
+                error.message,
+            )),
             (None, None) => Err(OpError::Unsupported),
         }
     }
-}
-
-fn kind(name: &str) -> ErrorKind {
-    [
-        ErrorKind::NotFound,
-        ErrorKind::InvalidHeader,
-        ErrorKind::InvalidSource,
-        ErrorKind::Persistence,
-        ErrorKind::InvalidName,
-        ErrorKind::MissingFile,
-        ErrorKind::InvalidLine,
-    ]
-    .into_iter()
-    .find(|k| k.name() == name)
-    .unwrap_or(ErrorKind::Exception)
 }
 
 fn string(value: &Value) -> Option<String> {

@@ -9,16 +9,18 @@ use session_reference::model::Profile;
 use session_reference::session::{Options, SessionError};
 
 use crate::faults::{Fault, FaultyStorage};
+use crate::protocol::ErrorKind;
 
 /// The protocol's error kind for a session error.
 pub fn error_kind(error: &SessionError) -> &'static str {
     match error {
-        SessionError::NotFound(_) => "not_found",
-        SessionError::InvalidSource(_) => "invalid_source",
-        SessionError::Persistence { .. } => "persistence",
-        SessionError::InvalidName(_) => "invalid_name",
-        _ => "exception",
+        SessionError::NotFound(_) => ErrorKind::NotFound,
+        SessionError::InvalidSource(_) => ErrorKind::InvalidSource,
+        SessionError::Persistence { .. } => ErrorKind::Persistence,
+        SessionError::InvalidName(_) => ErrorKind::InvalidName,
+        _ => ErrorKind::Exception,
     }
+    .name()
 }
 
 /// Session options for a case directory: cwd `dir`, sessions in `dir/sessions`, blobs in `dir/home/.omp/agent/blobs`.
