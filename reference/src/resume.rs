@@ -226,6 +226,22 @@ pub fn picker(scope: &Scope<'_>) -> Outcome {
     Outcome::Pick { sessions }
 }
 
+/// What the user does in the picker `sessions` (001 "--resume (no value)", "Cancellation
+/// paths"): `Some(n)` chooses the `n`-th session offered (from 0), which is opened; `None`
+/// cancels it (Esc), which stops with `No session selected`, not an error (exit 0). `None`
+/// back when `n` is past the end of the list: there is nothing there to choose.
+pub fn choose(sessions: &[PathBuf], choice: Option<usize>) -> Option<Outcome> {
+    match choice {
+        None => Some(Outcome::Stop {
+            message: "No session selected".to_owned(),
+            error: false,
+        }),
+        Some(n) => sessions
+            .get(n)
+            .map(|path| Outcome::Open { path: path.clone() }),
+    }
+}
+
 fn refused(value: &str, cwd: &str, profile: Profile) -> Outcome {
     let (message, error) = (Rules::for_profile(profile).refused_fork)(value, cwd);
     Outcome::Stop { message, error }
@@ -307,6 +323,34 @@ mod tests {
             .and_then(|f| f.set_modified(SystemTime::UNIX_EPOCH + Duration::from_secs(mtime_s)))
             .expect("mtime");
         path
+    }
+
+    #[test]
+    fn the_picker_opens_a_choice_and_stops_on_a_cancel() {
+        let offered = [PathBuf::from("new.jsonl"), PathBuf::from("old.jsonl")];
+        let cancelled = Outcome::Stop {
+            message: "No session selected".into(),
+            error: false,
+        };
+        let cases: [(Option<usize>, Option<Outcome>); 4] = [
+            (None, Some(cancelled)),
+            (
+                Some(0),
+                Some(Outcome::Open {
+                    path: offered[0].clone(),
+                }),
+            ),
+            (
+                Some(1),
+                Some(Outcome::Open {
+                    path: offered[1].clone(),
+                }),
+            ),
+            (Some(2), None),
+        ];
+        for (choice, expected) in cases {
+            assert_eq!(choose(&offered, choice), expected, "{choice:?}");
+        }
     }
 
     #[test]

@@ -1026,7 +1026,7 @@ function normalizePathForComparison(value: string): string {
  */
 async function opResolve(dir: string, args: any) {
 	const { cwd, sessionDir } = enterStore(dir, args);
-	if (typeof args.value !== "string") return await resumePicker(cwd, sessionDir);
+	if (typeof args.value !== "string") return await resumePicker(cwd, sessionDir, args);
 	const value: string = args.value;
 	const answer = args.fork === true;
 	if (value.includes("/") || value.includes("\\") || value.endsWith(".jsonl")) {
@@ -1067,12 +1067,20 @@ async function opResolve(dir: string, args: any) {
  * SessionManager.list(cwd, sessionDir) and prints `No sessions found` (exit 0) when it is empty, else opens
  * the picker on it; 18.x looks at listAll() too before giving up (clause stores.13), and preloads it.
  */
-async function resumePicker(cwd: string, sessionDir: string | undefined) {
+async function resumePicker(cwd: string, sessionDir: string | undefined, args: any) {
 	const sessions: any[] = await SessionManager.list(cwd, sessionDir);
 	let empty = sessions.length === 0;
 	if (empty && LIB_MAJOR >= 18) empty = (await SessionManager.listAll()).length === 0;
 	if (empty) return { match: "none", action: "stop", message: "No sessions found", error: false };
-	return { match: "picker", action: "pick", sessions: sessions.map(s => s.path) };
+	const paths: string[] = sessions.map(s => s.path);
+	// What the user does in it (PROTOCOL.md `resolve`): `pick: null` cancels: main.ts (13.19.0 lines
+	// 670-673) prints "No session selected" and returns; `pick: n` chooses the n-th, which it opens.
+	if (!("pick" in args)) return { match: "picker", action: "pick", sessions: paths };
+	if (args.pick === null) return { match: "picker", action: "stop", message: "No session selected", error: false };
+	if (!Number.isInteger(args.pick) || args.pick < 0 || args.pick >= paths.length) {
+		throw new Error(`pick ${JSON.stringify(args.pick)}: the picker offers ${paths.length} session(s)`);
+	}
+	return { match: "picker", action: "open", path: paths[args.pick] };
 }
 
 /**

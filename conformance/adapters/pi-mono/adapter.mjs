@@ -697,13 +697,25 @@ function resolveSessionPath(...args) {
 // session into current directory?" (yes -> forkFrom, no -> print "Aborted.",
 // exit 0); not_found -> print "No session found matching '<arg>'", exit 1.
 // The adapter reports the decision; on a yes to the fork question it forks, as the CLI does.
+// The picker's outcome (PROTOCOL.md `resolve`): without `pick`, its list; `pick: null`, the
+// user cancels it: dist/main.js (0.73.1 lines 203-206) prints "No session selected" and exits 0;
+// `pick: n`, the user chooses its n-th session, which the CLI opens (SessionManager.open).
+function pickerOutcome(sessions, args) {
+	if (!("pick" in args)) return { match: "picker", action: "pick", sessions };
+	if (args.pick === null) return { match: "picker", action: "stop", message: "No session selected", error: false };
+	if (!Number.isInteger(args.pick) || args.pick < 0 || args.pick >= sessions.length) {
+		throw new Error(`pick ${JSON.stringify(args.pick)}: the picker offers ${sessions.length} session(s)`);
+	}
+	return { match: "picker", action: "open", path: sessions[args.pick] };
+}
+
 async function opResolve(L, args, _env, dir) {
 	const { cwd, sessionDir } = enterStore(dir, args);
 	if (typeof args.value !== "string") {
 		// `--resume` without a value, dist/main.js (0.73.1 lines 200-208): selectSession opens the picker
 		// on SessionManager.list(cwd, sessionDir) whether or not it is empty (listAll is its other tab).
 		const sessions = await L.SessionManager.list(cwd, sessionDir);
-		return { match: "picker", action: "pick", sessions: sessions.map((s) => s.path) };
+		return pickerOutcome(sessions.map((s) => s.path), args);
 	}
 	const value = args.value;
 	const resolved = await resolveSessionPath(L.SessionManager, value, cwd, sessionDir);

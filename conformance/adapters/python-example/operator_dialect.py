@@ -218,6 +218,12 @@ def create(case_dir, cwd):
     return Session(header, [], default_path(case_dir, header), None)
 
 
+def in_memory(cwd):
+    """SessionManager.in_memory(cwd) ("Factory methods"): a session without a file; every
+    append is kept in memory and nothing is ever written."""
+    return Session(new_header(cwd), [], None, None)
+
+
 def open_session(path, case_dir):
     """SessionManager.open(path). A missing file is a new session at that path; a file
     without a readable session_header is kept as `.corrupt-<time>` and replaced by a new
@@ -449,6 +455,8 @@ def run_step(session, step, case_dir):
 def apply(case_dir, args):
     if isinstance(args.get("open"), str):
         session = open_session(os.path.join(case_dir, args["open"]), case_dir)
+    elif args.get("inMemory") is True:
+        session = in_memory(args.get("cwd") or case_dir)
     elif isinstance(args.get("fork_from"), str):
         session = fork_from(os.path.join(case_dir, args["fork_from"]), args.get("target_cwd", "/proj"), case_dir)
     else:

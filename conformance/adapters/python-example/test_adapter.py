@@ -349,3 +349,14 @@ class OperatorDialect(CaseDir):
         with open(os.path.join(self.dir, "sessions", name)) as f:
             types = [json.loads(t)["type"] for t in f.read().splitlines()]
         self.assertEqual(types, ["session_header", "message", "leaf", "message"])
+
+    def test_in_memory_session_writes_nothing(self):
+        steps = [{"call": "append_message", "message": {"role": "user", "content": "a"}},
+                 {"call": "append_message", "message": {"role": "assistant", "content": []}},
+                 {"call": "branch", "id": {"$result": 0}},
+                 {"call": "flush"},
+                 {"call": "create_branched_session", "leaf_id": {"$result": 0}}]
+        out = op.run_operation("apply", self.dir, {"open": None, "inMemory": True, "cwd": "/p", "steps": steps})
+        self.assertEqual(out["results"][2:], [None, None, None])
+        self.assertEqual(out["leafId"], out["results"][0])
+        self.assertEqual(os.listdir(self.dir), [])

@@ -58,7 +58,7 @@ pub struct CaseFile {
 }
 
 /// The tags a case may carry (`corpus/README.md` "Tags"), with what each means.
-pub const TAGS: [(&str, &str); 9] = [
+pub const TAGS: [(&str, &str); 10] = [
     ("legacy-v1", "an input session file is version 1 (`version ?? 1` read as a number is below 2): migrated on load"),
     ("legacy-v2", "an input session file is version 2 (read as a number, from 2 to below 3): migrated on load"),
     ("torn-line", "an input session file ends in a line that is not complete JSON"),
@@ -67,6 +67,7 @@ pub const TAGS: [(&str, &str); 9] = [
     ("file-naming", "the golden names a file the implementation creates (`<ftime>_<session:N>.jsonl`)"),
     ("missing-file", "the operation names a session file that does not exist"),
     ("cycle", "an input session file's parent links form a cycle"),
+    ("cut-at-other-role", "the golden cuts at a message whose role is neither user nor assistant (a bash execution, a custom or hook message), where document 004's literal rule cuts elsewhere"),
     ("lenient-message", "a message is one the real implementations' types refuse (`message_types`), as the point of the case; its description says which and why"),
 ];
 

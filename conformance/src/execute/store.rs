@@ -16,7 +16,9 @@ use session_reference::listing::{list_all, SessionInfo};
 use session_reference::locations::{terminal_id, Store, AGENT_DIR_ENV};
 use session_reference::model::Profile;
 use session_reference::recent::recent;
-use session_reference::resume::{continue_recent, decide, find, picker, Match, Outcome, Scope};
+use session_reference::resume::{
+    choose, continue_recent, decide, find, picker, Match, Outcome, Scope,
+};
 use session_reference::search::search;
 use session_reference::session::{Options, SessionError, SessionManager};
 use session_reference::storage::FileStorage;
@@ -151,17 +153,18 @@ pub fn continue_op(dir: &Path, args: &Value, profile: Profile) -> Result<Value, 
 /// `fork` is the answer to the fork question (default `false`); on yes the session is forked
 /// into this project and `file` is the new session file. Without `value` (`--resume`
 /// alone): `{match: "picker", action: "pick", sessions: [path…]}`, or the stop on an
-/// empty list.
+/// empty list; with `pick`, what the user did in the picker ([`picked`]).
 pub fn resolve_op(dir: &Path, args: &Value, profile: Profile) -> Result<Value, SessionError> {
     let place = Place::of(dir, args, profile)?;
     let Some(value) = args["value"].as_str() else {
-        let outcome = picker(&place.scope(profile));
+        let (kind, outcome) = match (picker(&place.scope(profile)), args.get("pick")) {
+            (Outcome::Pick { sessions }, Some(pick)) => ("picker", picked(&sessions, pick)?),
+            (outcome @ Outcome::Pick { .. }, None) => ("picker", outcome),
+            // omp stops on an empty list before any picker opens.
+            (outcome, _) => ("none", outcome),
+        };
         let mut out = serde_json::to_value(&outcome).map_err(|e| exception(e.to_string()))?;
-        out["match"] = json!(if matches!(outcome, Outcome::Pick { .. }) {
-            "picker"
-        } else {
-            "none"
-        });
+        out["match"] = json!(kind);
         return Ok(out);
     };
     let found = find(value, &place.scope(profile));
@@ -186,6 +189,27 @@ pub fn resolve_op(dir: &Path, args: &Value, profile: Profile) -> Result<Value, S
         out["file"] = json!(forked.session_file());
     }
     Ok(out)
+}
+
+/// The picker's outcome for `pick` (`PROTOCOL.md`, `resolve`): `null` cancels it, a whole
+/// number `n` chooses the `n`-th session it offers (from 0); anything else, or a place past
+/// the end of the list, is an `exception`.
+fn picked(sessions: &[PathBuf], pick: &Value) -> Result<Outcome, SessionError> {
+    let choice = match pick {
+        Value::Null => None,
+        other => Some(
+            other
+                .as_u64()
+                .and_then(|n| usize::try_from(n).ok())
+                .ok_or_else(|| exception(format!("pick: not null or a whole number: {other}")))?,
+        ),
+    };
+    choose(sessions, choice).ok_or_else(|| {
+        exception(format!(
+            "pick {pick}: the picker offers {} session(s)",
+            sessions.len()
+        ))
+    })
 }
 
 /// `history` (the `history` feature): runs `steps` (`{add, cwd?}`, `{recent}`, `{search, limit?}`) against
