@@ -6,7 +6,9 @@
 //! command), [`sessions`] (the `sessions` command over a real store), [`validate`] (session
 //! files against the schemas), [`schema_diff`] (`schema diff`), [`fuzz`] (generated cases,
 //! differential testing), [`crash`] (kill -9 and power-loss trials), [`matrix`] (several
-//! runs' reports as one conformance matrix) and [`allocator`] (mimalloc's settings).
+//! runs' reports as one conformance matrix), [`spec_sections`] (each clause's cases and
+//! listed divergences, written into the specification) and [`allocator`] (mimalloc's
+//! settings).
 //!
 //! The harness itself (corpus, protocol, runner, reports) is the library
 //! `session-conformance`, which a Rust implementation adds as its one dev-dependency.
@@ -20,4 +22,5 @@ pub mod matrix;
 pub mod plan;
 pub mod schema_diff;
 pub mod sessions;
+pub mod spec_sections;
 pub mod validate;

@@ -26,6 +26,13 @@ pub struct Clause {
     pub not_observable: bool,
 }
 
+fn walk_error(path: &Path, e: &std::io::Error) -> CorpusError {
+    CorpusError {
+        path: path.to_owned(),
+        kind: CorpusProblem::Walk(e.to_string()),
+    }
+}
+
 /// Whether `id` is spelled as a clause id: a lowercase area, a dot and a number (`context.7`).
 pub fn is_clause_id(id: &str) -> bool {
     id.split_once('.').is_some_and(|(area, n)| {
@@ -37,26 +44,28 @@ pub fn is_clause_id(id: &str) -> bool {
 }
 
 impl Spec {
-    /// Reads the clauses of every `*.md` file directly in `dir`.
+    /// Reads the clauses of every `*.md` file directly in `dir` ([`Spec::files`]).
     pub fn read(dir: &Path) -> Result<Spec, CorpusError> {
-        let error = |path: &Path, e: std::io::Error| CorpusError {
-            path: path.to_owned(),
-            kind: CorpusProblem::Walk(e.to_string()),
-        };
+        let mut spec = Spec::default();
+        for file in Spec::files(dir)? {
+            let text = fs::read_to_string(&file).map_err(|e| walk_error(&file, &e))?;
+            spec.add(&file, &text);
+        }
+        Ok(spec)
+    }
+
+    /// The specification's files: the regular `*.md` files directly in `dir` (links are not
+    /// followed), in path order.
+    pub fn files(dir: &Path) -> Result<Vec<PathBuf>, CorpusError> {
         let mut files: Vec<PathBuf> = fs::read_dir(dir)
-            .map_err(|e| error(dir, e))?
+            .map_err(|e| walk_error(dir, &e))?
             .filter_map(Result::ok)
             .filter(|e| e.file_type().is_ok_and(|t| t.is_file()))
             .map(|e| e.path())
             .filter(|p| p.extension().is_some_and(|x| x == "md"))
             .collect();
         files.sort();
-        let mut spec = Spec::default();
-        for file in files {
-            let text = fs::read_to_string(&file).map_err(|e| error(&file, e))?;
-            spec.add(&file, &text);
-        }
-        Ok(spec)
+        Ok(files)
     }
 
     /// Adds the clauses `text` (the file `file`) states.

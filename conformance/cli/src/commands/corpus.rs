@@ -1,11 +1,14 @@
 //! `corpus check`: lint every case of a corpus; `corpus export`: write out the corpus the
-//! binary carries.
+//! binary carries; `corpus spec-sections`: write each clause's cases and listed divergences
+//! into the specification.
 
-use std::path::PathBuf;
+use std::fs;
+use std::path::{Path, PathBuf};
 use std::process::ExitCode;
 
 use clap::Subcommand;
-use session_conformance::{bundle, corpus};
+use session_conformance::{bundle, corpus, divergences};
+use session_conformance_cli::spec_sections::{self, Listed};
 
 use super::{corpus_dir, spec_dir, status};
 
@@ -39,6 +42,25 @@ enum Command {
         /// The folder to write (created when missing).
         dir: PathBuf,
     },
+    /// Write the generated part of each clause of the specification (what follows its line
+    /// `<!-- generated: cases -->`, up to `<!-- end generated -->`): the cases that cite the
+    /// clause, and for each divergence list the reasons it gives for those cases, as a run
+    /// would excuse them.
+    SpecSections {
+        /// Corpus directory (default: corpus/cases when it is here, else the built-in corpus).
+        #[arg(long)]
+        corpus: Option<PathBuf>,
+        /// The specification's folder to rewrite (default: docs/spec).
+        #[arg(long, default_value = "docs/spec")]
+        spec: PathBuf,
+        /// An implementation's divergence list, as `NAME=FILE` (`pi-mono 0.73.1=conformance/adapters/pi-mono/expected-divergences`);
+        /// repeat it, in the order the sections list them.
+        #[arg(long = "list", value_name = "NAME=FILE")]
+        lists: Vec<String>,
+        /// Write nothing; exit 1 when a file's generated parts are not current (for CI).
+        #[arg(long)]
+        check: bool,
+    },
 }
 
 /// Runs `corpus`.
@@ -57,6 +79,12 @@ pub fn run(args: Args) -> Result<ExitCode, String> {
                 coverage,
             )
         }
+        Command::SpecSections {
+            corpus,
+            spec,
+            lists,
+            check,
+        } => return spec_sections(&corpus_dir(corpus.as_deref())?, &spec, &lists, check),
         Command::Export { dir } => {
             let files = bundle::export(&dir).map_err(|e| e.to_string())?;
             println!(
@@ -75,4 +103,52 @@ pub fn run(args: Args) -> Result<ExitCode, String> {
     let count = corpus::load(&corpus).map_or(0, |c| c.len());
     println!("{count} cases, {} problem(s)", problems.len());
     Ok(status(problems.is_empty()))
+}
+
+/// `corpus spec-sections`: rewrites (or, with `check`, checks) the generated parts of the
+/// specification files in `spec`.
+fn spec_sections(
+    corpus: &Path,
+    spec: &Path,
+    lists: &[String],
+    check: bool,
+) -> Result<ExitCode, String> {
+    let cases = corpus::load(corpus).map_err(|e| e.to_string())?;
+    let lists = lists
+        .iter()
+        .map(|arg| {
+            let (name, file) = arg
+                .split_once('=')
+                .ok_or_else(|| format!("--list {arg}: not NAME=FILE"))?;
+            let list = divergences::read(Path::new(file)).map_err(|e| e.to_string())?;
+            Ok(Listed {
+                name: name.to_owned(),
+                list,
+            })
+        })
+        .collect::<Result<Vec<_>, String>>()?;
+    let mut stale = Vec::new();
+    for file in corpus::Spec::files(spec).map_err(|e| e.to_string())? {
+        let text = fs::read_to_string(&file).map_err(|e| format!("{}: {e}", file.display()))?;
+        let new = spec_sections::render(&text, &cases, &lists);
+        if new == text {
+            continue;
+        }
+        if !check {
+            fs::write(&file, new).map_err(|e| format!("{}: {e}", file.display()))?;
+        }
+        stale.push(file.display().to_string());
+    }
+    match (stale.is_empty(), check) {
+        (true, _) => println!("{}: every generated part is current", spec.display()),
+        (false, true) => {
+            eprintln!(
+                "stale generated parts in {}; run scripts/spec_generate.sh",
+                stale.join(", ")
+            );
+            return Ok(ExitCode::FAILURE);
+        }
+        (false, false) => println!("wrote {}", stale.join(", ")),
+    }
+    Ok(ExitCode::SUCCESS)
 }
