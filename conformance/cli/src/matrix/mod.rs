@@ -662,6 +662,36 @@ mod tests {
         assert!(!first_table.contains("| clause "), "{markdown}");
     }
 
+    /// The clause summary: per column, each clause with cases counted once, by its worst
+    /// case (a failure, then a listed divergence, then a pass; only skips last).
+    #[test]
+    fn clause_summary_counts_each_clause_by_its_worst_case() {
+        let text = r#"{"type":"header","profile":"pi","adapter":{"implementation":"x","version":"1"}}
+{"type":"case","profile":"pi","id":"0001","name":"g/a","status":"pass"}
+{"type":"case","profile":"pi","id":"0002","name":"g/b","status":"divergent","notes":["why"]}
+{"type":"case","profile":"pi","id":"0003","name":"g/c","status":"fail"}
+{"type":"case","profile":"pi","id":"0004","name":"g/d","status":"skipped"}
+{"type":"case","profile":"pi","id":"0005","name":"g/e","status":"skipped"}
+"#;
+        let columns = Report::parse(text, Path::new("r")).unwrap().columns;
+        let clauses = |ids: &[&str]| ids.iter().map(|c| (*c).to_owned()).collect::<Vec<_>>();
+        let labels = CaseLabels {
+            tags: Tags::new(),
+            clauses: Tags::from([
+                ("0001".into(), clauses(&["a.1", "b.1", "c.1"])),
+                ("0002".into(), clauses(&["b.1"])),
+                ("0003".into(), clauses(&["c.1"])),
+                ("0004".into(), clauses(&["d.1", "a.1"])),
+                ("0005".into(), clauses(&["d.1"])),
+            ]),
+        };
+        let markdown = Matrix::build(columns, &labels).markdown();
+        assert!(
+            markdown.contains("| x 1 (pi) | 4 | 1 | 1 | 1 | clause c.1 |\n"),
+            "{markdown}"
+        );
+    }
+
     /// Columns that ran different corpora are named under the table; the same corpus, or
     /// none named (an older report), adds nothing.
     #[test]

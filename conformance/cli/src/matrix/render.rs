@@ -118,6 +118,8 @@ impl Matrix {
         if !clauses.is_empty() {
             out.push_str("\nBy clause of the specification (`docs/spec/`): the cases that pin each clause.\n\n");
             out.push_str(&self.markdown_table("clause", &clauses));
+            out.push_str("\nClauses per implementation: of the clauses its cases pin, how many it follows in every case run, departs from in a case its divergence list gives a reason for, only skips, or fails.\n\n");
+            out.push_str(&self.clause_summary(&clauses));
         }
         let corpora: std::collections::BTreeSet<&str> = self
             .columns
@@ -137,6 +139,44 @@ impl Matrix {
                 out,
                 "\nThe columns ran different corpora: {}.",
                 named.join("; ")
+            );
+        }
+        out
+    }
+
+    /// A row per column: how many clause rows have cases in it, and of those how many
+    /// passed in every case run (skips aside), have a listed divergence (and no failure),
+    /// were only skipped, or failed (named).
+    fn clause_summary(&self, clauses: &[&(RowKey, Vec<Cell>)]) -> String {
+        let mut out = String::from("| implementation | clauses with cases | all passed | some divergent (listed) | only skipped | failing |\n| --- | ---: | ---: | ---: | ---: | --- |\n");
+        for (index, column) in self.columns.iter().enumerate() {
+            let (mut cited, mut passed, mut divergent, mut skipped) = (0, 0, 0, 0);
+            let mut failing = Vec::new();
+            for (key, cells) in clauses {
+                let cell = &cells[index];
+                if cell.cases.is_empty() {
+                    continue;
+                }
+                cited += 1;
+                if cell.count(Bucket::Failed) + cell.count(Bucket::Unsafe) > 0 {
+                    failing.push(key.label());
+                } else if cell.count(Bucket::Divergent) > 0 {
+                    divergent += 1;
+                } else if cell.count(Bucket::Passed) > 0 {
+                    passed += 1;
+                } else {
+                    skipped += 1;
+                }
+            }
+            let failing = if failing.is_empty() {
+                "–".to_owned()
+            } else {
+                md_escape(&failing.join(", "))
+            };
+            let _ = writeln!(
+                out,
+                "| {} | {cited} | {passed} | {divergent} | {skipped} | {failing} |",
+                md_escape(&column.label())
             );
         }
         out
