@@ -187,7 +187,8 @@ function logError(where: string, err: unknown) {
 // Faults (PROTOCOL.md "Faults"): omp takes a SessionStorage (SessionManager.create(cwd, dir, storage),
 // open(file, dir, storage)); a request with faults gets a FileSessionStorage wrapped so that its
 // calls fail as the faults say. openWriter is an `open`; a writer's writeLine a `write` and its
-// fsync an `fsync`; writeText/writeTextSync an `open` and a `write`; rename a `rename`.
+// fsync an `fsync`; writeText/writeTextSync an `open` and a `write`; rename a `rename`. The calls on a
+// rewrite's temp file count on its target (faultTarget).
 // ---------------------------------------------------------------------------------------------
 const storage_mod: any = await import(path.join(SESSION_SRC, "session-storage.ts"));
 const ERRNO: Record<string, number> = { ENOSPC: -28, EIO: -5, EXDEV: -18, EACCES: -13 };
@@ -206,11 +207,20 @@ function globRegex(pattern: string): RegExp {
 	return new RegExp(`^${body}$`);
 }
 
+/**
+ * The file a call counts on: a rewrite's temp file (`.NAME.<16 hex>.tmp`, 13.19.0 #writeEntriesAtomically)
+ * is its target NAME, as PROTOCOL.md "Faults" counts a rewrite's calls.
+ */
+function faultTarget(file: string): string {
+	const temp = /^\.(.+)\.[0-9a-f]{16}\.tmp$/.exec(path.basename(file));
+	return temp ? path.join(path.dirname(file), temp[1]) : file;
+}
+
 /** The faults of one request: `hit(on, file)` counts a call and returns the fault it fires, if any. */
 function armFaults(faults: any[], dir: string) {
 	const armed = faults.map(f => ({ ...f, re: typeof f.path === "string" ? globRegex(f.path) : null, nth: Number.isInteger(f.nth) ? f.nth : 1, seen: 0 }));
 	return (on: string, file: string): any => {
-		const rel = path.relative(dir, path.resolve(file));
+		const rel = path.relative(dir, path.resolve(faultTarget(file)));
 		let fired: any = null;
 		for (const f of armed) {
 			if (f.on !== on || (f.re && !f.re.test(rel))) continue;
@@ -283,7 +293,7 @@ function faultyStorage(faults: unknown, dir: string): any {
 	storage.writeTextSync = (file: string, content: string) => writeText(file, content, (p, c) => inner.writeTextSync(p, c));
 	storage.writeText = async (file: string, content: string) => writeText(file, content, (p, c) => inner.writeText(p, c));
 	storage.rename = async (from: string, to: string) => {
-		const f = hit("rename", from) ?? (from !== to ? hit("rename", to) : null);
+		const f = hit("rename", from) ?? (faultTarget(from) !== faultTarget(to) ? hit("rename", to) : null);
 		if (f) throw faultError(f.error, "rename", from);
 		return await inner.rename(from, to);
 	};
@@ -344,14 +354,14 @@ function storage18(faults: unknown, dir: string, journaling: boolean): any {
 	storage.renameSync = (source: string, target: string) => {
 		const text = staged.get(target);
 		const f =
-			text !== undefined ? hit("rename", target) : (hit("rename", source) ?? (source !== target ? hit("rename", target) : null));
+			text !== undefined ? hit("rename", target) : (hit("rename", source) ?? (faultTarget(source) !== faultTarget(target) ? hit("rename", target) : null));
 		if (f) throw faultError(f.error, "rename", source);
 		proto.renameSync.call(storage, source, target);
 		if (text !== undefined) recordText(source, text, true);
 		record("rename", source, { to: path.resolve(target) });
 	};
 	storage.rename = async (source: string, target: string) => {
-		const f = hit("rename", source) ?? (source !== target ? hit("rename", target) : null);
+		const f = hit("rename", source) ?? (faultTarget(source) !== faultTarget(target) ? hit("rename", target) : null);
 		if (f) throw faultError(f.error, "rename", source);
 		await proto.rename.call(storage, source, target);
 		record("rename", source, { to: path.resolve(target) });

@@ -324,8 +324,10 @@ function runStep(sm, step) {
 // Faults (PROTOCOL.md "Faults"): pi-mono calls `fs` directly (named imports), so the
 // functions it writes with are wrapped on the `fs` module and syncBuiltinESMExports()
 // makes its named imports see the wrappers; both are restored after the request.
-// appendFileSync and writeFileSync are each one `open` and one `write` call of their
-// file; fsyncSync and renameSync are wrapped too, though pi-mono never calls them.
+// appendFileSync and writeFileSync on a path are each one `open` and one `write` call of
+// their file; pi 1.x also opens files to write (openSync "w", "wx": an `open`) and writes
+// to the descriptor (writeFileSync(fd): a `write` of the file it was opened on); renameSync
+// is wrapped too, though pi-mono never calls it.
 // ---------------------------------------------------------------------------
 const ERRNO = { ENOSPC: -28, EIO: -5, EXDEV: -18, EACCES: -13 };
 
@@ -369,27 +371,31 @@ function armFaults(faults, dir) {
 // as one `open` and one `write` call, through the faults.
 // Node's own appendFileSync calls fs.writeFileSync: a call made inside a wrapped one
 // (`inside`) is not counted again.
+// `target` is a path or a descriptor `fds` knows (opened through the wrapped openSync).
 let inside = false;
-function faultyWrite(hit, write, append, path, data, rest) {
-	if (inside) return write(path, data, ...rest);
+function faultyWrite(hit, fds, write, append, target, data, rest) {
+	if (inside) return write(target, data, ...rest);
+	const path = typeof target === "number" ? fds.get(target) : target;
+	if (path === undefined) return write(target, data, ...rest);
 	inside = true;
 	try {
-		return faultyCall(hit, write, append, path, data, rest);
+		return faultyCall(hit, write, append, target, path, data, rest);
 	} finally {
 		inside = false;
 	}
 }
 
-function faultyCall(hit, write, append, path, data, rest) {
-	const opened = hit("open", path);
+function faultyCall(hit, write, append, target, path, data, rest) {
+	// A descriptor was opened (and counted) by openSync; a path is opened by this call.
+	const opened = typeof target === "number" ? null : hit("open", path);
 	if (opened) throw faultError(opened.error, "open", path);
 	const fault = hit("write", path);
-	if (!fault) return write(path, data, ...rest);
+	if (!fault) return write(target, data, ...rest);
 	const bytes = Buffer.from(typeof data === "string" ? data : String(data));
 	const n = Math.min(fault.after_bytes ?? (fault.short ? 1 : 0), bytes.length);
-	write(path, bytes.subarray(0, n), ...rest);
+	write(target, bytes.subarray(0, n), ...rest);
 	// The rest of a short write, as Node's own loop writes it.
-	if (fault.short) return append(path, bytes.subarray(n));
+	if (fault.short) return append(target, bytes.subarray(n));
 	throw faultError(fault.error, "write", path);
 }
 
@@ -397,9 +403,32 @@ function faultyCall(hit, write, append, path, data, rest) {
 function installFaults(faults, dir) {
 	if (!Array.isArray(faults) || faults.length === 0) return () => {};
 	const hit = armFaults(faults, dir);
-	const saved = { appendFileSync: fs.appendFileSync, writeFileSync: fs.writeFileSync, fsyncSync: fs.fsyncSync, renameSync: fs.renameSync };
-	fs.appendFileSync = (path, data, ...rest) => faultyWrite(hit, saved.appendFileSync, saved.appendFileSync, path, data, rest);
-	fs.writeFileSync = (path, data, ...rest) => faultyWrite(hit, saved.writeFileSync, saved.appendFileSync, path, data, rest);
+	const saved = {
+		appendFileSync: fs.appendFileSync,
+		writeFileSync: fs.writeFileSync,
+		openSync: fs.openSync,
+		closeSync: fs.closeSync,
+		fsyncSync: fs.fsyncSync,
+		renameSync: fs.renameSync,
+	};
+	const fds = new Map(); // descriptor -> path, for files opened to write
+	fs.openSync = (path, flags, ...rest) => {
+		const f = String(flags ?? "r");
+		const writes = !(f.startsWith("r") && !f.includes("+"));
+		if (writes && !inside) {
+			const opened = hit("open", path);
+			if (opened) throw faultError(opened.error, "open", path);
+		}
+		const fd = saved.openSync(path, flags, ...rest);
+		if (writes && !inside && typeof path === "string") fds.set(fd, path);
+		return fd;
+	};
+	fs.closeSync = (fd) => {
+		fds.delete(fd);
+		return saved.closeSync(fd);
+	};
+	fs.appendFileSync = (path, data, ...rest) => faultyWrite(hit, fds, saved.appendFileSync, saved.appendFileSync, path, data, rest);
+	fs.writeFileSync = (path, data, ...rest) => faultyWrite(hit, fds, saved.writeFileSync, saved.appendFileSync, path, data, rest);
 	fs.renameSync = (from, to) => {
 		const fault = hit("rename", from) ?? (from !== to ? hit("rename", to) : null);
 		if (fault) throw faultError(fault.error, "rename", from);

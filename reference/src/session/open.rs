@@ -91,18 +91,31 @@ impl SessionManager {
             needs_newline: !parsed.ends_with_newline,
         };
         if !report.migrated.is_empty() {
-            if report.loses_data() {
-                let keep = sibling(path, "pre-migration", sm.clock.now_ms());
-                sm.storage
-                    .write_text(&keep, parsed.bytes())
-                    .map_err(|e| sm.latch(&e))?;
-                report.preserved = Some(keep);
-            }
-            sm.on_disk = OnDisk::default();
-            sm.write_all()?;
+            sm.rewrite_migrated(path, parsed.bytes(), &mut report);
         }
         sm.report = report;
         Ok(sm)
+    }
+
+    /// The rewrite of a migrated file, after the migration in memory (000 "Versioning and
+    /// migrations": memory first, then persist; clause persistence.20). Where the rewrite
+    /// would drop a line the loader skipped, the `original` bytes are first kept as
+    /// `NAME.pre-migration-<time>`. A write that fails (the copy, or the rewrite, which
+    /// leaves the file as it was: persistence.19) does not fail the open: the error is
+    /// latched (persistence.10), the session stays open in memory, and nothing is written
+    /// until a reopen migrates the untouched file again.
+    fn rewrite_migrated(&mut self, path: &Path, original: &[u8], report: &mut LoadReport) {
+        self.on_disk = OnDisk::default();
+        if report.loses_data() {
+            let keep = sibling(path, "pre-migration", self.clock.now_ms());
+            if let Err(e) = self.storage.write_text(&keep, original) {
+                self.latch(&e);
+                return;
+            }
+            report.preserved = Some(keep);
+        }
+        // An error is latched by `write_all` itself.
+        let _ = self.write_all();
     }
 
     /// Starts a new persisted session forked from `source`: its (migrated) entries
