@@ -10,7 +10,8 @@
 //!
 //! Modules in reading order: [`protocol`] (the messages), [`corpus`] (cases on
 //! disk), [`canonical`] (canonical JSON), [`snapshot`] (the files a case leaves),
-//! [`normalize`] (renaming of created ids and times), [`compare`] (values, not
+//! [`names`] (created file names and session ids in the profile's form, checked before
+//! normalisation), [`normalize`] (renaming of created ids and times), [`compare`] (values, not
 //! spellings; the first difference; aligned ids), [`outcome`] (each case's status and
 //! result), [`divergences`] (expected-divergence lists: ids, globs, tags, entry types,
 //! signatures), [`execute`] (the reference as an adapter), [`faults`] (storage faults as
@@ -39,6 +40,7 @@ pub mod guard;
 pub mod harness;
 pub mod json_writer;
 pub mod message_types;
+pub mod names;
 pub mod normalize;
 pub mod outcome;
 pub mod protocol;

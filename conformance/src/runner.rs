@@ -9,6 +9,7 @@ use session_reference::model::Profile;
 
 use crate::adapter::{Adapter, Failure};
 use crate::corpus::{Case, SafetyCheck};
+use crate::names::{self, NameProblem};
 use crate::normalize::{object, take_snapshot, Normalizer};
 pub use crate::outcome::{CaseResult, Status, UNREVIEWED_NOTE};
 
@@ -81,6 +82,9 @@ pub struct Produced {
     pub error: Option<String>,
     /// Lines of an extra entry type left out of written files: `N line(s) of type T`.
     pub left_out: Vec<String>,
+    /// Created file names and session ids not in the profile's form ([`crate::names`]);
+    /// none when the adapter declares `own-file-names`.
+    pub name_problems: Vec<NameProblem>,
 }
 
 impl Produced {
@@ -212,6 +216,19 @@ pub fn produce_with(
         .error
         .as_ref()
         .map(|error| format!("error {}: {}", error.kind, error.message));
+    // Names are checked as written: the normaliser makes every spelling a placeholder.
+    let name_problems = if hello.has(&Capability::OwnFileNames) {
+        Vec::new()
+    } else {
+        let args_text = request.args.text();
+        let given = names::Given {
+            dir: &dir_text,
+            known: &known,
+            args: &args_text,
+            inputs: &case.inputs,
+        };
+        names::check(profile, &response_value, &files, &given)
+    };
     let left_out = leave_out_types(&mut files, extra_types);
     let mut normalizer = Normalizer::with_known(&dir_text, known);
     // The response first: its ids and paths are in an order every implementation shares.
@@ -223,6 +240,7 @@ pub fn produce_with(
         unsafe_checks,
         error,
         left_out,
+        name_problems,
     })
 }
 
@@ -521,6 +539,157 @@ mod tests {
                 .iter()
                 .any(|n| n.contains("expects this case to time out"));
             assert_eq!(note, noted, "{list:?}: {:?}", result.notes);
+        }
+    }
+
+    /// An adapter that answers `apply` by writing one session file, `sessions/NAME`,
+    /// whose header has `id`.
+    struct Naming {
+        name: String,
+        id: String,
+    }
+
+    impl Adapter for Naming {
+        fn hello(&mut self) -> Result<Hello, Failure> {
+            Ok(crate::execute::hello(Profile::Pi))
+        }
+
+        fn call(&mut self, request: &Request, _: Duration) -> Result<Response, Failure> {
+            let sessions = Path::new(&request.dir).join("sessions");
+            let header =
+                json!({"type": "session", "id": self.id, "timestamp": "2026-11-25T21:12:20.603Z"});
+            fs::create_dir_all(&sessions)
+                .and_then(|()| fs::write(sessions.join(&self.name), format!("{header}\n")))
+                .map_err(|e| Failure::Crash(e.to_string()))?;
+            Ok(Response {
+                kind: "response".into(),
+                case: request.case.clone(),
+                ok: Some(Value::Null),
+                error: None,
+                unsupported: false,
+            })
+        }
+    }
+
+    /// A case `apply/new` (id 0002, tag `file-naming`) whose golden is one new pi session
+    /// file, `sessions/<ftime>_<session:1>.jsonl`.
+    fn naming_case(dir: &Path) -> Case {
+        let golden = json!({
+            "files": {"sessions/<ftime>_<session:1>.jsonl": {"lines": [
+                {"id": "<session:1>", "timestamp": "<time>", "type": "session"}
+            ]}},
+            "response": {"ok": null}
+        });
+        fs::write(
+            dir.join("expected.json"),
+            crate::canonical::canonical(&golden),
+        )
+        .expect("golden written");
+        let file = serde_json::from_value(json!({
+            "id": 2, "name": "new", "profiles": ["pi"], "clauses": ["format.15"], "op": "apply",
+            "args": {"open": null, "steps": []}, "tags": ["file-naming"]
+        }))
+        .expect("case file");
+        Case {
+            file,
+            dir: dir.to_path_buf(),
+            group: "apply".into(),
+            inputs: std::collections::BTreeMap::new(),
+            derived: crate::corpus::Derived::default(),
+            refused: None,
+        }
+    }
+
+    /// A created name or id not in the profile's form fails a case its golden passes
+    /// (the normaliser hides the spelling), with the problem as a note and a signature
+    /// free of created names; `own-file-names` exempts it, and a divergence list lists
+    /// it by tag or by id with that signature.
+    #[test]
+    fn created_names_are_checked_unless_the_adapter_names_its_own_files() {
+        use Status::{Divergent, Fail, Pass};
+        const UUID: &str = "01a2148d-657a-7504-a693-e034265d393c";
+        let ms = "2026-11-25T21-12-20-603Z";
+        let wrong_time = "name format.15: file name is not YYYY-MM-DDTHH-MM-SS-sssZ_<id>.jsonl";
+        let rows = [
+            // (file name, header id, own-file-names, list, status, signature)
+            (format!("{ms}_{UUID}.jsonl"), UUID, false, "", Pass, None),
+            (
+                format!("20261125T211220603Z_{UUID}.jsonl"),
+                UUID,
+                false,
+                "",
+                Fail,
+                Some(wrong_time),
+            ),
+            (
+                format!("20261125T211220603Z_{UUID}.jsonl"),
+                UUID,
+                true,
+                "",
+                Pass,
+                None,
+            ),
+            (
+                format!("{ms}_1f9d2a6b9c0d1234.jsonl"),
+                "1f9d2a6b9c0d1234",
+                false,
+                "",
+                Fail,
+                Some("name format.3: header id is not a lowercase UUID (8-4-4-4-12 hex digits)"),
+            ),
+            (
+                format!("{ms}_1f9d2a6b9c0d1234.jsonl"),
+                "1f9d2a6b9c0d1234",
+                true,
+                "",
+                Pass,
+                None,
+            ),
+            (
+                format!("20261125T211220603Z_{UUID}.jsonl"),
+                UUID,
+                false,
+                "tag:file-naming names files its way",
+                Divergent,
+                Some(wrong_time),
+            ),
+            (
+                format!("20261125T211220603Z_{UUID}.jsonl"),
+                UUID,
+                false,
+                &format!("0002 names files its way ## {wrong_time}"),
+                Divergent,
+                Some(wrong_time),
+            ),
+        ];
+        let dir = tempfile::tempdir().expect("temp dir");
+        let case = naming_case(dir.path());
+        for (name, id, own, list, status, signature) in rows {
+            let mut hello = crate::execute::hello(Profile::Pi);
+            if own {
+                hello.capabilities.push(Capability::OwnFileNames);
+            }
+            let divergences = crate::divergences::parse(list, Path::new("d")).expect("a list");
+            let mut adapter = Naming {
+                name: name.clone(),
+                id: id.to_owned(),
+            };
+            let result = run_case(
+                &case,
+                Profile::Pi,
+                &mut adapter,
+                &hello,
+                Duration::from_secs(20),
+                &divergences,
+            );
+            let context = format!("{name} own-file-names {own} {list:?}: {:?}", result.notes);
+            assert_eq!(result.status, status, "{context}");
+            assert_eq!(result.signature.as_deref(), signature, "{context}");
+            let noted = result
+                .notes
+                .iter()
+                .any(|n| n.starts_with(&format!("name: sessions/{name}: ")));
+            assert_eq!(noted, signature.is_some(), "{context}");
         }
     }
 

@@ -11,6 +11,7 @@ use crate::adapter::Adapter;
 use crate::compare::{self, dispose, Numbers};
 use crate::corpus::{Case, Golden, GoldenProblem};
 use crate::divergences::{Divergences, Excuse};
+use crate::names::NameProblem;
 use crate::normalize::canonical;
 use crate::outcome::{CaseResult, Status, UNREVIEWED_NOTE};
 use crate::protocol::{Capability, Hello, Operation};
@@ -69,6 +70,7 @@ pub(super) fn compare_case(
     let Produced {
         output: actual,
         left_out,
+        name_problems,
         ..
     } = produced;
     let golden = case.golden(profile);
@@ -95,6 +97,7 @@ pub(super) fn compare_case(
         compare_values(&mut result, expected, actual, case, hello, golden_path);
     }
     result.notes.extend(notes);
+    fail_on_names(&mut result, &name_problems);
     if safety_failed {
         result.status = Status::Unsafe;
         if result.signature.is_none() {
@@ -182,6 +185,22 @@ pub(super) fn signature(
     match (kind(expected), kind(actual)) {
         (e, Some(a)) if e.as_deref() != Some(a.as_str()) => format!("error {a}"),
         _ => difference.map_or_else(|| "differs".to_owned(), compare::Difference::signature),
+    }
+}
+
+/// Fails a result whose created names or ids break the profile's rules
+/// ([`crate::names`]): each problem is a note; a case that differs from its golden
+/// keeps that difference as its signature, else the first problem's is taken.
+fn fail_on_names(result: &mut CaseResult, problems: &[NameProblem]) {
+    let Some(first) = problems.first() else {
+        return;
+    };
+    result
+        .notes
+        .extend(problems.iter().map(|problem| format!("name: {problem}")));
+    if result.status == Status::Pass {
+        result.status = Status::Fail;
+        result.signature = Some(first.signature());
     }
 }
 
