@@ -31,7 +31,7 @@
 use proptest::collection::vec;
 use proptest::prelude::*;
 use serde_json::{json, Value};
-use session_reference::model::Profile;
+use session_reference::model::{snake_step, Profile};
 
 /// One SessionManager call. `target`/`from` select an earlier entry (modulo how many exist).
 #[derive(Debug, Clone, PartialEq)]
@@ -697,38 +697,6 @@ pub fn steps(ops: &[Op], profile: Profile) -> Vec<Value> {
             } else {
                 step
             });
-        }
-    }
-    out
-}
-
-/// A step in the operator dialect's names (003): `appendMessage` → `append_message`,
-/// and each argument likewise (`firstKeptEntryId` → `first_kept_entry_id`).
-fn snake_step(step: &Value) -> Value {
-    let Some(map) = step.as_object() else {
-        return step.clone();
-    };
-    map.iter()
-        .map(|(key, value)| {
-            let value = match (key.as_str(), value.as_str()) {
-                ("call", Some(call)) => snake(call).into(),
-                _ => value.clone(),
-            };
-            (snake(key), value)
-        })
-        .collect::<serde_json::Map<_, _>>()
-        .into()
-}
-
-/// `camelCase` → `snake_case`.
-fn snake(name: &str) -> String {
-    let mut out = String::with_capacity(name.len() + 4);
-    for c in name.chars() {
-        if c.is_ascii_uppercase() {
-            out.push('_');
-            out.push(c.to_ascii_lowercase());
-        } else {
-            out.push(c);
         }
     }
     out

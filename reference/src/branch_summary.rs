@@ -17,56 +17,47 @@ use crate::compaction::messages::{
 use crate::compaction::prepare::FileOps;
 use crate::compaction::summary::{append_file_lists, ModelRequest, PromptKind};
 use crate::compaction::tokens::estimate_tokens;
-use crate::compaction::{entry_id, entry_type, message_role, path_to, Rules};
-use crate::raw::is_truthy_value;
+use crate::compaction::{field, message_of, Rules};
+use crate::model::{Entry, EntryKind};
+use crate::raw::is_truthy;
+use crate::tree::Tree;
 
 /// The `maxTokens` of a branch summary request.
 pub const BRANCH_MAX_TOKENS: i64 = 2048;
 
 /// What `collectEntriesForBranchSummary` returns.
-#[derive(Debug, Clone, PartialEq)]
+#[derive(Debug, Clone)]
 pub struct Collected<'a> {
     /// The entries from just below the common ancestor to the old leaf, oldest first.
-    pub entries: Vec<&'a Value>,
+    pub entries: Vec<&'a Entry>,
     /// The deepest entry on both paths, if any.
     pub common_ancestor_id: Option<String>,
 }
 
 /// `collectEntriesForBranchSummary(session, oldLeafId, targetId)`: nothing without an old
 /// leaf; else the entries walked from the old leaf up to (not including) the deepest entry
-/// of the target's path that is also on the old leaf's path.
-pub fn collect_entries<'a>(
-    entries: &'a [Value],
-    old_leaf: Option<&str>,
-    target: &str,
-) -> Collected<'a> {
+/// of the target's path that is also on the old leaf's path (an id that names no entry has
+/// the empty path).
+pub fn collect_entries<'a>(tree: &'a Tree, old_leaf: Option<&str>, target: &str) -> Collected<'a> {
     let Some(old_leaf) = old_leaf.filter(|l| !l.is_empty()) else {
         return Collected {
             entries: Vec::new(),
             common_ancestor_id: None,
         };
     };
-    let branch = |id: &str| {
-        if entries.iter().any(|e| entry_id(e) == Some(id)) {
-            path_to(entries, Some(id))
-        } else {
-            Vec::new()
-        }
-    };
-    let old_path: HashSet<&str> = branch(old_leaf)
-        .iter()
-        .filter_map(|e| entry_id(e))
-        .collect();
-    let common = branch(target)
+    let old_path = tree.branch_path(Some(old_leaf));
+    let old_ids: HashSet<&str> = old_path.iter().filter_map(|e| e.id.as_deref()).collect();
+    let common = tree
+        .branch_path(Some(target))
         .iter()
         .rev()
-        .filter_map(|e| entry_id(e))
-        .find(|id| old_path.contains(id))
+        .filter_map(|e| e.id.as_deref())
+        .find(|id| old_ids.contains(id))
         .map(str::to_owned);
-    let mut collected: Vec<&Value> = branch(old_leaf)
+    let mut collected: Vec<&Entry> = old_path
         .into_iter()
         .rev()
-        .take_while(|e| entry_id(e) != common.as_deref())
+        .take_while(|e| e.id != common)
         .collect();
     collected.reverse();
     Collected {
@@ -97,7 +88,7 @@ impl BranchPreparation {
 /// details (not an extension's), then messages from the newest back while they fit the
 /// budget (0: no limit); a summary that does not fit is still taken while under 90% of it.
 pub fn prepare_branch_entries(
-    entries: &[&Value],
+    entries: &[&Entry],
     token_budget: i64,
     rules: &Rules,
 ) -> BranchPreparation {
@@ -107,11 +98,13 @@ pub fn prepare_branch_entries(
     } else {
         "fromHook"
     };
-    for entry in entries.iter().filter(|e| entry_type(e) == "branch_summary") {
-        if !entry.get(extension_key).is_some_and(is_truthy_value)
-            && entry.get("details").is_some_and(is_truthy_value)
-        {
-            file_ops.add_details(&entry["details"]);
+    for entry in entries
+        .iter()
+        .filter(|e| e.kind == EntryKind::BranchSummary)
+    {
+        let obj = entry.object();
+        if !is_truthy(obj.get(extension_key)) && is_truthy(obj.get("details")) {
+            file_ops.add_details(&field(entry, "details").unwrap_or_default());
         }
     }
     let mut messages: Vec<Value> = Vec::new();
@@ -123,7 +116,7 @@ pub fn prepare_branch_entries(
         file_ops.add_message(&message);
         let tokens = estimate_tokens(&message, rules);
         if token_budget > 0 && total_tokens + tokens > token_budget {
-            let summary = matches!(entry_type(entry), "compaction" | "branch_summary");
+            let summary = matches!(entry.kind, EntryKind::Compaction | EntryKind::BranchSummary);
             #[allow(clippy::cast_precision_loss)]
             let room = (total_tokens as f64) < token_budget as f64 * 0.9;
             if summary && room {
@@ -145,13 +138,13 @@ pub fn prepare_branch_entries(
 
 /// The message an entry gives a branch summary: as for a compaction, but tool results are
 /// left out and a compaction gives its summary message.
-pub fn branch_message(entry: &Value, rules: &Rules) -> Option<Value> {
-    match entry_type(entry) {
-        "message" if message_role(entry) == "toolResult" => None,
-        "message" => Some(entry["message"].clone()),
-        "custom_message" => Some(custom_message(entry, rules)),
-        "branch_summary" => Some(branch_summary_message(entry, rules)),
-        "compaction" => Some(compaction_summary_message(entry, rules)),
+pub fn branch_message(entry: &Entry, rules: &Rules) -> Option<Value> {
+    match entry.kind {
+        EntryKind::Message if entry.role().as_deref() == Some("toolResult") => None,
+        EntryKind::Message => message_of(entry),
+        EntryKind::CustomMessage => Some(custom_message(entry, rules)),
+        EntryKind::BranchSummary => Some(branch_summary_message(entry, rules)),
+        EntryKind::Compaction => Some(compaction_summary_message(entry, rules)),
         _ => None,
     }
 }
@@ -160,7 +153,7 @@ pub fn branch_message(entry: &Value, rules: &Rules) -> Option<Value> {
 /// reserveTokens})` with a model of `context_window` (0: 128,000) that answers `stub`: the
 /// preparation, the request made (none when no message fits) and the result.
 pub fn generate_branch_summary(
-    entries: &[&Value],
+    entries: &[&Entry],
     context_window: i64,
     reserve_tokens: i64,
     custom: Option<&str>,
@@ -200,23 +193,24 @@ mod tests {
     use super::*;
     use crate::model::Profile;
 
-    fn entry(id: &str, parent: Option<&str>, role: &str, text: &str) -> Value {
-        json!({"type":"message","id":id,"parentId":parent,"message":{"role":role,"content":text}})
+    fn entry(id: &str, parent: Option<&str>, role: &str, text: &str) -> Entry {
+        let value = json!({"type":"message","id":id,"parentId":parent,"message":{"role":role,"content":text}});
+        Entry::from_text(value.to_string(), 1, Profile::Pi)
     }
 
     #[test]
     fn collects_back_to_the_common_ancestor() {
-        let entries = vec![
+        let tree = Tree::new(vec![
             entry("a", None, "user", "root"),
             entry("b", Some("a"), "user", "left"),
             entry("c", Some("b"), "user", "left 2"),
             entry("d", Some("a"), "user", "right"),
-        ];
-        let c = collect_entries(&entries, Some("c"), "d");
+        ]);
+        let c = collect_entries(&tree, Some("c"), "d");
         assert_eq!(c.common_ancestor_id.as_deref(), Some("a"));
-        let ids: Vec<_> = c.entries.iter().filter_map(|e| entry_id(e)).collect();
+        let ids: Vec<_> = c.entries.iter().filter_map(|e| e.id.as_deref()).collect();
         assert_eq!(ids, ["b", "c"]);
-        assert!(collect_entries(&entries, None, "d").entries.is_empty());
+        assert!(collect_entries(&tree, None, "d").entries.is_empty());
     }
 
     #[test]
@@ -225,7 +219,7 @@ mod tests {
             entry("a", None, "user", &"x".repeat(40)),
             entry("b", Some("a"), "user", &"y".repeat(40)),
         ];
-        let refs: Vec<&Value> = values.iter().collect();
+        let refs: Vec<&Entry> = values.iter().collect();
         let p = prepare_branch_entries(&refs, 15, &Rules::for_profile(Profile::Pi));
         assert_eq!(p.messages.len(), 1);
         assert_eq!(p.total_tokens, 10);

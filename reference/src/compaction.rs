@@ -12,8 +12,9 @@
 //!    previous summary, the file operations);
 //! 5. what the model is asked and what the compaction entry gets ([`summary`]).
 //!
-//! Entries and messages are JSON values, as pi and omp write them (camelCase keys). The two
-//! profiles differ in a handful of rules, gathered in [`Rules`]; a new profile is a new
+//! Planning reads a path of the session's entries ([`Entry`], walked by
+//! [`crate::tree::Tree::branch_path`]) in camelCase keys, as pi and omp write them; the
+//! messages it weighs and sends are JSON values. The two profiles differ in a handful of rules, gathered in [`Rules`]; a new profile is a new
 //! [`Rules::for_profile`] arm.
 //!
 //! The choice 004 leaves open: 004 says a cut point "must be user or assistant message (never
@@ -25,9 +26,9 @@
 use serde_json::{Map, Value};
 
 use crate::context;
-use crate::model::{Entry, Profile};
+use crate::model::{Entry, EntryKind, Profile};
 use crate::persisted_form::utf16_len;
-use crate::tree::Tree;
+use crate::raw::parse_value;
 
 pub mod conversation;
 pub mod cut;
@@ -222,63 +223,18 @@ impl Rules {
     }
 }
 
-/// The path from the root to `leaf` (the last entry when `leaf` is `None` or unknown), as
-/// `getBranch` walks it: [`Tree::path_from_index`] over the entries read as pi's.
-pub fn path_to<'a>(entries: &'a [Value], leaf: Option<&str>) -> Vec<&'a Value> {
-    let tree = tree_of(entries);
-    let start = leaf
-        .and_then(|id| tree.index_of(id))
-        .or(entries.len().checked_sub(1));
-    walk(&tree, entries, start)
+/// A message entry's `message` as a JSON value (`null` when it has none); `None` for the
+/// other entries.
+pub fn message_of(entry: &Entry) -> Option<Value> {
+    (entry.kind == EntryKind::Message).then(|| field(entry, "message").unwrap_or(Value::Null))
 }
 
-/// The path from `leaf` back to the root, as [`path_to`], for an explicit leaf only
-/// (`None` when `leaf` is not an entry).
-pub fn branch_of<'a>(entries: &'a [Value], leaf: &str) -> Option<Vec<&'a Value>> {
-    let tree = tree_of(entries);
-    let start = tree.index_of(leaf)?;
-    Some(walk(&tree, entries, Some(start)))
-}
-
-/// The tree of planning's entries.
-fn tree_of(entries: &[Value]) -> Tree {
-    Tree::new(entries.iter().map(entry_of).collect())
-}
-
-/// One of planning's entries as the session layer reads it: camelCase, as pi writes it.
-/// (Its ordinal, read only by the v1 migration, is 0: planning migrates nothing.)
-pub(crate) fn entry_of(value: &Value) -> Entry {
-    Entry::from_text(value.to_string(), 0, Profile::Pi)
-}
-
-fn walk<'a>(tree: &Tree, entries: &'a [Value], start: Option<usize>) -> Vec<&'a Value> {
-    start
-        .map(|s| tree.path_from_index(s))
-        .unwrap_or_default()
-        .into_iter()
-        .map(|i| &entries[i])
-        .collect()
-}
-
-/// An entry's `type`, or `""`.
-pub fn entry_type(entry: &Value) -> &str {
-    entry.get("type").and_then(Value::as_str).unwrap_or("")
-}
-
-/// An entry's `id`, when it is a string.
-pub fn entry_id(entry: &Value) -> Option<&str> {
-    entry.get("id").and_then(Value::as_str)
-}
-
-/// A message entry's `message.role`, or `""` (also for entries that are not messages).
-pub fn message_role(entry: &Value) -> &str {
-    if entry_type(entry) != "message" {
-        return "";
-    }
-    entry["message"]
-        .get("role")
-        .and_then(Value::as_str)
-        .unwrap_or("")
+/// An entry's field `key` as a JSON value, when present.
+pub fn field(entry: &Entry, key: &str) -> Option<Value> {
+    entry
+        .object()
+        .get(key)
+        .map(|v| parse_value(v.get()).unwrap_or(Value::Null))
 }
 
 /// A JSON object from key-value pairs, leaving out the `None` values (JavaScript drops
@@ -304,31 +260,15 @@ mod tests {
     use serde_json::json;
 
     #[test]
-    fn path_to_walks_parents_and_defaults_to_the_last_entry() {
-        let entries = vec![
-            json!({"type":"message","id":"a","parentId":null}),
-            json!({"type":"message","id":"b","parentId":"a"}),
-            json!({"type":"message","id":"c","parentId":"a"}),
-        ];
-        let ids = |p: Vec<&Value>| {
-            p.iter()
-                .filter_map(|e| entry_id(e))
-                .map(str::to_owned)
-                .collect::<Vec<_>>()
-        };
-        assert_eq!(ids(path_to(&entries, None)), ["a", "c"]);
-        assert_eq!(ids(path_to(&entries, Some("b"))), ["a", "b"]);
-        assert_eq!(ids(path_to(&entries, Some("zz"))), ["a", "c"]);
-        assert!(branch_of(&entries, "zz").is_none());
-    }
-
-    #[test]
-    fn path_to_stops_at_a_cycle() {
-        let entries = vec![
-            json!({"type":"message","id":"a","parentId":"b"}),
-            json!({"type":"message","id":"b","parentId":"a"}),
-        ];
-        assert_eq!(path_to(&entries, None).len(), 2);
+    fn message_of_reads_message_entries_only() {
+        let entry = |text: &str| Entry::from_text(text.to_owned(), 1, Profile::Pi);
+        let m = entry(r#"{"type":"message","id":"a","message":{"role":"user"}}"#);
+        assert_eq!(message_of(&m), Some(json!({"role":"user"})));
+        let bare = entry(r#"{"type":"message","id":"a"}"#);
+        assert_eq!(message_of(&bare), Some(Value::Null));
+        let label = entry(r#"{"type":"label","id":"a","message":{"role":"user"}}"#);
+        assert_eq!(message_of(&label), None);
+        assert_eq!(field(&m, "id"), Some(json!("a")));
     }
 
     #[test]

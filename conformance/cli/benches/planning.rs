@@ -1,5 +1,5 @@
 //! Compaction planning on one session file (BENCHMARKS.md, "Compaction planning"): the reference's
-//! open, the entries as JSON values, and the plan (`execute::compaction::plan`: context tokens,
+//! open, the entries as planning reads them (`planning_tree`), and the plan (`execute::compaction::plan`: context tokens,
 //! shouldCompact, findCutPoint, prepareCompaction, the requests and result with a stub model).
 //!
 //! `BENCH_FILE=session.jsonl cargo bench -p session-conformance-cli --bench planning`
@@ -7,8 +7,8 @@
 use std::path::PathBuf;
 use std::time::Instant;
 
-use serde_json::{json, Value};
-use session_conformance::execute::compaction::plan;
+use serde_json::json;
+use session_conformance::execute::compaction::{plan, planning_tree};
 use session_conformance_cli::inspect;
 use session_reference::model::Profile;
 
@@ -36,11 +36,11 @@ fn main() {
             };
             open.push(t.elapsed().as_secs_f64() * 1000.0);
             let t = Instant::now();
-            let entries: Vec<Value> = sm.entries().iter().map(|e| sm.resolved(e)).collect();
+            let tree = planning_tree(&sm);
             values.push(t.elapsed().as_secs_f64() * 1000.0);
             let t = Instant::now();
             let args = json!({"contextWindow": 200_000, "stubSummary": "S"});
-            let out = plan(&entries, sm.leaf_id(), &args, profile);
+            let out = plan(&tree, sm.leaf_id(), &args, profile);
             planned.push(t.elapsed().as_secs_f64() * 1000.0);
             assert!(out["preparation"].is_object(), "no plan");
         }

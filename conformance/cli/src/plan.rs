@@ -8,11 +8,11 @@ use std::fmt::Write as _;
 use std::path::Path;
 
 use serde_json::{json, Value};
-use session_reference::compaction::{branch_of, entry_id, entry_type, message_role};
-use session_reference::model::Profile;
+use session_reference::model::{Entry, Profile};
+use session_reference::tree::Tree;
 
 use crate::inspect::{self, InspectError};
-use session_conformance::execute::compaction::plan;
+use session_conformance::execute::compaction::{plan, planning_tree};
 use session_conformance::guard::printable;
 
 /// What the command plans with.
@@ -37,9 +37,9 @@ pub fn compaction_json(
     profile: impl Into<Option<Profile>>,
     options: &PlanOptions,
 ) -> Result<Value, InspectError> {
-    let (entries, leaf, profile) = read(file, profile)?;
+    let (tree, leaf, profile) = read(file, profile)?;
     let leaf = options.leaf.clone().or(leaf);
-    Ok(plan(&entries, leaf.as_deref(), &args(options), profile))
+    Ok(plan(&tree, leaf.as_deref(), &args(options), profile))
 }
 
 /// The plan as text: the context's size against the threshold, the cut, what is summarised
@@ -49,12 +49,12 @@ pub fn compaction_text(
     profile: impl Into<Option<Profile>>,
     options: &PlanOptions,
 ) -> Result<String, InspectError> {
-    let (entries, leaf, profile) = read(file, profile)?;
+    let (tree, leaf, profile) = read(file, profile)?;
     let leaf = options.leaf.clone().or(leaf);
-    let out = plan(&entries, leaf.as_deref(), &args(options), profile);
+    let out = plan(&tree, leaf.as_deref(), &args(options), profile);
     let path = leaf
         .as_deref()
-        .and_then(|l| branch_of(&entries, l))
+        .map(|l| tree.branch_path(Some(l)))
         .unwrap_or_default();
     let mut text = String::new();
     let _ = writeln!(
@@ -140,30 +140,31 @@ fn args(options: &PlanOptions) -> Value {
     json!({"settings": settings, "contextWindow": options.context_window, "stubSummary": SUMMARY_PLACEHOLDER})
 }
 
-/// The file's entries as JSON values, its leaf, and the profile it was read in.
+/// The file's entries as planning reads them, its leaf, and the profile it was read in.
 fn read(
     file: &Path,
     profile: impl Into<Option<Profile>>,
-) -> Result<(Vec<Value>, Option<String>, Profile), InspectError> {
+) -> Result<(Tree, Option<String>, Profile), InspectError> {
     let sm = inspect::open(file, profile)?;
-    let entries = sm.entries().iter().map(|e| sm.resolved(e)).collect();
-    Ok((entries, sm.leaf_id().map(str::to_owned), sm.profile()))
+    Ok((
+        planning_tree(&sm),
+        sm.leaf_id().map(str::to_owned),
+        sm.profile(),
+    ))
 }
 
 /// `#4 e0000005 (message, assistant)`.
-fn describe(entry: Option<&Value>, index: usize) -> String {
+fn describe(entry: Option<&Entry>, index: usize) -> String {
     let Some(entry) = entry else {
         return format!("#{index}");
     };
-    let role = message_role(entry);
-    let kind = if role.is_empty() {
-        printable(entry_type(entry)).into_owned()
-    } else {
-        format!("message, {}", printable(role))
+    let kind = match entry.role().filter(|r| !r.is_empty()) {
+        Some(role) => format!("message, {}", printable(&role)),
+        None => printable(&entry.type_name()).into_owned(),
     };
     format!(
         "#{index} {} ({kind})",
-        printable(entry_id(entry).unwrap_or("?"))
+        printable(entry.id.as_deref().unwrap_or("?"))
     )
 }
 

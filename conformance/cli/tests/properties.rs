@@ -11,7 +11,7 @@ use session_reference::compaction::{self, messages::compaction_message};
 use session_reference::context::{build_context, LeafChoice};
 use session_reference::ids::{FixedClock, SequentialIds};
 use session_reference::migrate::{migrate, v1_to_v2, v2_to_v3};
-use session_reference::model::Profile;
+use session_reference::model::{Entry, EntryKind, Profile};
 use session_reference::parse::parse;
 use session_reference::session::{Options, SessionManager};
 use session_reference::storage::MemoryStorage;
@@ -170,8 +170,13 @@ proptest! {
         // Document 004 "Compaction": a compaction summarises the messages before the cut (a
         // split turn's prefix separately) and keeps the rest; together they are every message
         // after the previous compaction's boundary, in order, none twice.
-        let entries: Vec<Value> = text.lines().skip(1).filter_map(|l| serde_json::from_str(l).ok()).collect();
-        let path = compaction::path_to(&entries, None);
+        // Planning reads entries in camelCase (003's renamed), as `execute::compaction` does.
+        let keys = profile.keys();
+        let entries: Vec<Entry> = text.lines().skip(1).filter_map(|l| serde_json::from_str(l).ok())
+            .map(|v: Value| Entry::from_text(keys.camel_entry(v).to_string(), 0, Profile::Pi)).collect();
+        let tree = Tree::new(entries);
+        let last = tree.entries().len().checked_sub(1);
+        let path: Vec<&Entry> = last.map(|i| tree.path_from_index(i)).unwrap_or_default().into_iter().map(|i| &tree.entries()[i]).collect();
         let rules = compaction::Rules::for_profile(profile);
         let mut settings = compaction::Settings::defaults(profile);
         settings.keep_recent_tokens = keep;
@@ -181,7 +186,7 @@ proptest! {
         parts.extend(path[prep.cut.first_kept_entry_index..].iter().filter_map(|e| compaction_message(e, &rules)));
         let whole: Vec<Value> = path.iter().filter_map(|e| compaction_message(e, &rules)).collect();
         prop_assert!(whole.ends_with(&parts), "not a suffix of the path's messages");
-        if !path.iter().any(|e| compaction::entry_type(e) == "compaction") {
+        if !path.iter().any(|e| e.kind == EntryKind::Compaction) {
             prop_assert_eq!(parts.len(), whole.len());
         }
     }

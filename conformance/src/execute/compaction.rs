@@ -1,8 +1,8 @@
 //! The reference's answers to `compaction` and `branch_summary` (`PROTOCOL.md`, "Compaction
 //! planning"; document 004, "Compaction").
 //!
-//! Both load the session as `load` does, take its entries as the JSON objects the
-//! implementation holds, and plan with `session_reference::compaction`; the model is a stub
+//! Both load the session as `load` does, take its entries as planning reads them
+//! ([`planning_tree`]), and plan with `session_reference::compaction`; the model is a stub
 //! that answers `stubSummary` to every request.
 
 use std::path::Path;
@@ -14,17 +14,18 @@ use session_reference::compaction::prune::{prune_tool_outputs, PruneConfig};
 use session_reference::compaction::summary::{compact, ModelRequest};
 use session_reference::compaction::tokens::{calculate_context_tokens, last_assistant_usage};
 use session_reference::compaction::{
-    branch_of, entry_id, entry_type, estimate_context_tokens, find_cut_point, prepare_compaction,
-    should_compact, CutPoint, Rules, Settings,
+    estimate_context_tokens, find_cut_point, prepare_compaction, should_compact, CutPoint, Rules,
+    Settings,
 };
-use session_reference::model::Profile;
+use session_reference::model::{Entry, EntryKind, Profile};
 use session_reference::session::{SessionError, SessionManager};
+use session_reference::tree::Tree;
 
 use super::options;
 
-/// A loaded session: its entries as JSON objects and its leaf.
+/// A loaded session: its entries as planning reads them, and its leaf.
 struct Loaded {
-    entries: Vec<Value>,
+    tree: Tree,
     leaf: Option<String>,
 }
 
@@ -32,20 +33,34 @@ fn load(dir: &Path, args: &Value, profile: Profile) -> Result<Loaded, SessionErr
     let file = args["file"].as_str().unwrap_or("session.jsonl");
     let sm = SessionManager::open(&super::inside(dir, file)?, options(dir, profile))?;
     super::shallow(&sm)?;
-    let keys = profile.keys();
     Ok(Loaded {
-        entries: sm
-            .entries()
-            .iter()
-            .map(|e| keys.camel_entry(sm.resolved(e)))
-            .collect(),
+        tree: planning_tree(&sm),
         leaf: sm.leaf_id().map(str::to_owned),
     })
 }
 
-/// `getBranch(id)`: the path to `id`, empty when `id` is no entry.
-fn branch<'a>(entries: &'a [Value], id: Option<&str>) -> Vec<&'a Value> {
-    id.and_then(|id| branch_of(entries, id)).unwrap_or_default()
+/// The session's entries as compaction planning reads them, in a tree: each as the JSON
+/// object the implementation holds (omp's blob references resolved, `JSON.parse`'s values),
+/// its keys and types in camelCase (003's renamed by [`session_reference::model::Keys`]),
+/// read as a camelCase dialect's entry.
+pub fn planning_tree(sm: &SessionManager) -> Tree {
+    let profile = sm.profile();
+    let keys = profile.keys();
+    let camel = if profile == Profile::Omp {
+        Profile::Omp
+    } else {
+        Profile::Pi
+    };
+    let entries = sm.entries().iter().map(|e| {
+        let value = keys.camel_entry(sm.resolved(e));
+        Entry::from_text(value.to_string(), e.ordinal, camel)
+    });
+    Tree::new(entries.collect())
+}
+
+/// `getBranch(id)`: the path to `id`, empty when `id` is no entry (or `None`).
+fn branch<'a>(tree: &'a Tree, id: Option<&str>) -> Vec<&'a Entry> {
+    id.map(|id| tree.branch_path(Some(id))).unwrap_or_default()
 }
 
 /// `compaction`: `{file, leafId?, settings?, contextWindow, stubSummary, customInstructions?}`
@@ -57,13 +72,14 @@ pub fn compaction_op(dir: &Path, args: &Value, profile: Profile) -> Result<Value
         None => loaded.leaf.clone(),
         Some(v) => v.as_str().map(str::to_owned),
     };
-    Ok(plan(&loaded.entries, leaf.as_deref(), args, profile))
+    Ok(plan(&loaded.tree, leaf.as_deref(), args, profile))
 }
 
-/// The `compaction` output for `entries` planned at `leaf` (`None` or unknown: an empty path),
-/// with the request's `settings`, `contextWindow`, `stubSummary` and `customInstructions`.
-pub fn plan(entries: &[Value], leaf: Option<&str>, args: &Value, profile: Profile) -> Value {
-    let path = branch(entries, leaf);
+/// The `compaction` output for `tree` ([`planning_tree`]) planned at `leaf` (`None` or
+/// unknown: an empty path), with the request's `settings`, `contextWindow`, `stubSummary` and
+/// `customInstructions`.
+pub fn plan(tree: &Tree, leaf: Option<&str>, args: &Value, profile: Profile) -> Value {
+    let path = branch(tree, leaf);
     let rules = Rules::for_profile(profile);
     let settings = Settings::with_overrides(profile, &args["settings"]);
     let window = args["contextWindow"].as_i64().unwrap_or(0);
@@ -77,14 +93,14 @@ pub fn plan(entries: &[Value], leaf: Option<&str>, args: &Value, profile: Profil
             "pruning".into(),
             json!({"prunedCount": pruning.pruned_count, "tokensSaved": pruning.tokens_saved}),
         );
-        let usage = last_assistant_usage(&path).map_or(0, calculate_context_tokens);
+        let usage = last_assistant_usage(&path).map_or(0, |u| calculate_context_tokens(&u));
         usage.saturating_sub(pruning.tokens_saved).max(0)
     } else {
         estimate_context_tokens(&context_messages(&path), &rules).tokens
     };
     let start = path
         .iter()
-        .rposition(|e| entry_type(e) == "compaction")
+        .rposition(|e| e.kind == EntryKind::Compaction)
         .map_or(0, |i| i + 1);
     let cut = find_cut_point(
         &path,
@@ -140,7 +156,7 @@ pub fn branch_summary_op(
     };
     let target = args["targetId"].as_str().unwrap_or("");
     let rules = Rules::for_profile(profile);
-    let collected = collect_entries(&loaded.entries, old_leaf.as_deref(), target);
+    let collected = collect_entries(&loaded.tree, old_leaf.as_deref(), target);
     let (prep, request, result) = generate_branch_summary(
         &collected.entries,
         args["contextWindow"].as_i64().unwrap_or(0),
@@ -152,7 +168,7 @@ pub fn branch_summary_op(
     let ids: Vec<Value> = collected
         .entries
         .iter()
-        .map(|e| entry_id(e).map_or(Value::Null, Value::from))
+        .map(|e| e.id.clone().map_or(Value::Null, Value::from))
         .collect();
     Ok(json!({
         "entries": ids,

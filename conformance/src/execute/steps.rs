@@ -8,7 +8,7 @@ use serde_json::{json, Value};
 use session_reference::context::LeafChoice;
 use session_reference::entries;
 use session_reference::locations::Store;
-use session_reference::model::Profile;
+use session_reference::model::{camel_step, Profile};
 use session_reference::session::{NewSession, SessionError, SessionManager};
 
 use super::call::Call;
@@ -225,46 +225,4 @@ fn query(sm: &SessionManager, call: Option<Call>, step: &Value) -> Result<Value,
             message: "unsupported call".into(),
         }),
     }
-}
-
-/// An operator `apply` step (PROTOCOL.md "The operator dialect's calls") in the
-/// camelCase names of the call table: `append_message` → `appendMessage`, and each
-/// snake_case argument (`first_kept_entry_id`, `target_id`, …) likewise.
-fn camel_step(step: &Value) -> Value {
-    let Some(map) = step.as_object() else {
-        return step.clone();
-    };
-    map.iter()
-        .map(|(key, value)| {
-            // A camelCase call is not one of the dialect's names: left unknown.
-            let value = if key == "call" {
-                match value.as_str() {
-                    Some(c) if c.contains(|ch: char| ch.is_ascii_uppercase()) => "".into(),
-                    Some(c) => camel(c).into(),
-                    None => value.clone(),
-                }
-            } else {
-                value.clone()
-            };
-            (camel(key), value)
-        })
-        .collect::<serde_json::Map<_, _>>()
-        .into()
-}
-
-/// `snake_case` → `camelCase`.
-fn camel(name: &str) -> String {
-    let mut out = String::with_capacity(name.len());
-    let mut upper = false;
-    for c in name.chars() {
-        if c == '_' {
-            upper = true;
-        } else if upper {
-            out.extend(c.to_uppercase());
-            upper = false;
-        } else {
-            out.push(c);
-        }
-    }
-    out
 }

@@ -2,10 +2,9 @@
 //! tokens; cut only at a valid point, never at a tool result; a cut inside a turn is a split
 //! turn, `CutPointResult { firstKeptEntryIndex, turnStartIndex, isSplitTurn }`).
 
-use serde_json::Value;
-
 use super::tokens::estimate_tokens;
-use super::{entry_type, message_role, CutRule, Rules};
+use super::{message_of, CutRule, Rules};
+use crate::model::{Entry, EntryKind};
 
 /// `CutPointResult`: where the kept part starts and, for a split turn, where that turn began.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -25,16 +24,19 @@ pub struct CutPoint {
 /// pi-mono and omp: a message entry of any role but `toolResult` (pi counts `custom`, omp
 /// `hookMessage`, among the roles it lists), and every `branch_summary` and
 /// `custom_message` entry. Document 004 read strictly: user and assistant messages only.
-pub fn is_valid_cut_point(entry: &Value, rules: &Rules) -> bool {
-    let role = message_role(entry);
+pub fn is_valid_cut_point(entry: &Entry, rules: &Rules) -> bool {
+    let role = entry.role().unwrap_or_default();
     match rules.cut_rule {
-        CutRule::UserOrAssistant => matches!(role, "user" | "assistant"),
+        CutRule::UserOrAssistant => matches!(role.as_str(), "user" | "assistant"),
         CutRule::AnyButToolResult => {
             matches!(
-                role,
+                role.as_str(),
                 "bashExecution" | "branchSummary" | "compactionSummary" | "user" | "assistant"
             ) || (!role.is_empty() && role == rules.custom_role)
-                || matches!(entry_type(entry), "branch_summary" | "custom_message")
+                || matches!(
+                    entry.kind,
+                    EntryKind::BranchSummary | EntryKind::CustomMessage
+                )
         }
     }
 }
@@ -42,13 +44,15 @@ pub fn is_valid_cut_point(entry: &Value, rules: &Rules) -> bool {
 /// `findTurnStartIndex`: walking back from `entry_index` to `start_index`, the first
 /// `branch_summary` or `custom_message` entry, or user or bash execution message.
 pub fn find_turn_start_index(
-    path: &[&Value],
+    path: &[&Entry],
     entry_index: usize,
     start_index: usize,
 ) -> Option<usize> {
     (start_index..=entry_index).rev().find(|&i| {
-        matches!(entry_type(path[i]), "branch_summary" | "custom_message")
-            || matches!(message_role(path[i]), "user" | "bashExecution")
+        matches!(
+            path[i].kind,
+            EntryKind::BranchSummary | EntryKind::CustomMessage
+        ) || matches!(path[i].role().as_deref(), Some("user" | "bashExecution"))
     })
 }
 
@@ -60,7 +64,7 @@ pub fn find_turn_start_index(
 /// over the non-message entries just before it (settings, labels), stopping at a compaction.
 /// With no valid cut point at all, the cut is `start` and no turn is split.
 pub fn find_cut_point(
-    path: &[&Value],
+    path: &[&Entry],
     start: usize,
     end: usize,
     keep_recent_tokens: i64,
@@ -86,13 +90,15 @@ pub fn find_cut_point(
         None => first,
     };
     while cut > start {
-        let previous = path[cut - 1];
-        if matches!(entry_type(previous), "compaction" | "message") {
+        if matches!(
+            path[cut - 1].kind,
+            EntryKind::Compaction | EntryKind::Message
+        ) {
             break;
         }
         cut -= 1;
     }
-    let at_user = message_role(path[cut]) == "user";
+    let at_user = path[cut].role().as_deref() == Some("user");
     let turn_start_index = if at_user {
         None
     } else {
@@ -108,7 +114,7 @@ pub fn find_cut_point(
 /// The index of the message entry at which the estimates, summed from the newest back,
 /// first reach `budget`.
 fn budget_reached_at(
-    path: &[&Value],
+    path: &[&Entry],
     start: usize,
     end: usize,
     budget: i64,
@@ -116,10 +122,10 @@ fn budget_reached_at(
 ) -> Option<usize> {
     let mut accumulated = 0;
     for i in (start..end).rev() {
-        if entry_type(path[i]) != "message" {
+        let Some(message) = message_of(path[i]) else {
             continue;
-        }
-        accumulated += estimate_tokens(&path[i]["message"], rules);
+        };
+        accumulated += estimate_tokens(&message, rules);
         if accumulated >= budget {
             return Some(i);
         }
@@ -131,19 +137,23 @@ fn budget_reached_at(
 mod tests {
     use super::*;
     use crate::model::Profile;
-    use serde_json::json;
+    use serde_json::{json, Value};
 
-    fn msg(role: &str, text: &str) -> Value {
+    fn entry(value: &Value) -> Entry {
+        Entry::from_text(value.to_string(), 1, Profile::Pi)
+    }
+
+    fn msg(role: &str, text: &str) -> Entry {
         let content = if role == "assistant" || role == "toolResult" {
             json!([{"type":"text","text":text}])
         } else {
             json!(text)
         };
-        json!({"type":"message","id":"x","message":{"role":role,"content":content}})
+        entry(&json!({"type":"message","id":"x","message":{"role":role,"content":content}}))
     }
 
-    fn cut(path: &[Value], keep: i64) -> CutPoint {
-        let refs: Vec<&Value> = path.iter().collect();
+    fn cut(path: &[Entry], keep: i64) -> CutPoint {
+        let refs: Vec<&Entry> = path.iter().collect();
         find_cut_point(&refs, 0, refs.len(), keep, &Rules::for_profile(Profile::Pi))
     }
 
@@ -198,8 +208,9 @@ mod tests {
 
     #[test]
     fn the_strict_reading_skips_custom_messages() {
-        let custom =
-            json!({"type":"custom_message","id":"c","customType":"k","content":"x","display":true});
+        let custom = entry(
+            &json!({"type":"custom_message","id":"c","customType":"k","content":"x","display":true}),
+        );
         let mut rules = Rules::for_profile(Profile::Pi);
         assert!(is_valid_cut_point(&custom, &rules));
         rules.cut_rule = CutRule::UserOrAssistant;
@@ -210,7 +221,8 @@ mod tests {
 
     #[test]
     fn the_cut_takes_the_settings_entries_before_it() {
-        let setting = json!({"type":"thinking_level_change","id":"t","thinkingLevel":"high"});
+        let setting =
+            entry(&json!({"type":"thinking_level_change","id":"t","thinkingLevel":"high"}));
         let path = [
             msg("user", &"a".repeat(80)),
             setting,

@@ -4,30 +4,29 @@
 
 use serde_json::Value;
 
-use super::{entry_of, entry_type, Rules};
-use crate::context::{self, build_context, LeafChoice};
-use crate::model::Profile;
-use crate::raw::{parse_value, RawObject};
-use crate::tree::Tree;
+use super::{message_of, Rules};
+use crate::context;
+use crate::model::{Entry, EntryKind, Profile};
+use crate::raw::parse_value;
 
 /// The message an entry gives a compaction: a message entry's message, a `custom_message`'s
 /// custom message, a `branch_summary`'s summary message; compactions and the rest give none.
-pub fn compaction_message(entry: &Value, rules: &Rules) -> Option<Value> {
-    match entry_type(entry) {
-        "message" => Some(entry["message"].clone()),
-        "custom_message" => Some(custom_message(entry, rules)),
-        "branch_summary" => Some(branch_summary_message(entry, rules)),
+pub fn compaction_message(entry: &Entry, rules: &Rules) -> Option<Value> {
+    match entry.kind {
+        EntryKind::Message => message_of(entry),
+        EntryKind::CustomMessage => Some(custom_message(entry, rules)),
+        EntryKind::BranchSummary => Some(branch_summary_message(entry, rules)),
         _ => None,
     }
 }
 
 /// `createCustomMessage` for a `custom_message` entry, as the context builds it.
-pub fn custom_message(entry: &Value, rules: &Rules) -> Value {
+pub fn custom_message(entry: &Entry, rules: &Rules) -> Value {
     synthetic(entry, "custom", rules.messages().custom_message_fields)
 }
 
 /// `createBranchSummaryMessage` for a `branch_summary` entry, as the context builds it.
-pub fn branch_summary_message(entry: &Value, rules: &Rules) -> Value {
+pub fn branch_summary_message(entry: &Entry, rules: &Rules) -> Value {
     synthetic(
         entry,
         "branchSummary",
@@ -36,7 +35,7 @@ pub fn branch_summary_message(entry: &Value, rules: &Rules) -> Value {
 }
 
 /// A compaction's summary message, as the context builds it (omp's carries `shortSummary`).
-pub fn compaction_summary_message(entry: &Value, rules: &Rules) -> Value {
+pub fn compaction_summary_message(entry: &Entry, rules: &Rules) -> Value {
     synthetic(
         entry,
         "compactionSummary",
@@ -44,20 +43,16 @@ pub fn compaction_summary_message(entry: &Value, rules: &Rules) -> Value {
     )
 }
 
-/// [`context::synthetic_message`] for an entry held as a JSON value.
-fn synthetic(entry: &Value, role: &str, fields: &[&str]) -> Value {
-    let text = entry.to_string();
-    let obj = RawObject::parse(&text).unwrap_or_default();
-    let message = context::synthetic_message(&obj, role, fields);
+/// [`context::synthetic_message`] as a JSON value.
+fn synthetic(entry: &Entry, role: &str, fields: &[&str]) -> Value {
+    let message = context::synthetic_message(&entry.object(), role, fields);
     parse_value(message.get()).unwrap_or(Value::Null)
 }
 
 /// The messages of `buildSessionContext(pathEntries)` (pi), which pi estimates for
-/// `tokensBefore`: [`context::build_context`] over the path.
-pub fn context_messages(path: &[&Value]) -> Vec<Value> {
-    let tree = Tree::new(path.iter().map(|e| entry_of(e)).collect());
-    build_context(&tree, LeafChoice::Last, Profile::Pi)
-        .messages
+/// `tokensBefore`: [`context::messages`] of the path.
+pub fn context_messages(path: &[&Entry]) -> Vec<Value> {
+    context::messages(path, &context::Rules::for_profile(Profile::Pi))
         .iter()
         .map(|m| parse_value(m.get()).unwrap_or(Value::Null))
         .collect()

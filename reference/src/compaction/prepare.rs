@@ -10,8 +10,9 @@ use super::tokens::{
     calculate_context_tokens, calculate_prompt_tokens, estimate_context_tokens, estimate_tokens,
     last_assistant_usage,
 };
-use super::{entry_id, entry_type, object, Boundary, Rules, Settings};
-use crate::raw::is_truthy_value;
+use super::{field, object, Boundary, Rules, Settings};
+use crate::model::{Entry, EntryKind};
+use crate::raw::is_truthy;
 
 /// File operations taken from tool calls, each list in first-seen order without repeats
 /// (JavaScript `Set`s).
@@ -142,19 +143,25 @@ impl Preparation {
 /// `prepareCompaction(pathEntries, settings)`; `None` when the path ends in a compaction, when
 /// the first kept entry has no id, and (omp) when there is nothing to summarise.
 pub fn prepare_compaction(
-    path: &[&Value],
+    path: &[&Entry],
     settings: &Settings,
     rules: &Rules,
 ) -> Option<Preparation> {
-    if path.last().is_some_and(|e| entry_type(e) == "compaction") {
+    if path.last().is_some_and(|e| e.kind == EntryKind::Compaction) {
         return None;
     }
-    let previous = path.iter().rposition(|e| entry_type(e) == "compaction");
+    let previous = path.iter().rposition(|e| e.kind == EntryKind::Compaction);
     let start = boundary_start(path, previous, rules);
-    let usage = last_assistant_usage(path);
     let (tokens_before, keep_recent) = if rules.usage_scaled {
-        let keep = scaled_keep_recent(path, start, usage, settings.keep_recent_tokens, rules);
-        (usage.map_or(0, calculate_context_tokens), keep)
+        let usage = last_assistant_usage(path);
+        let keep = scaled_keep_recent(
+            path,
+            start,
+            usage.as_ref(),
+            settings.keep_recent_tokens,
+            rules,
+        );
+        (usage.as_ref().map_or(0, calculate_context_tokens), keep)
     } else {
         let messages = context_messages(path);
         (
@@ -163,10 +170,7 @@ pub fn prepare_compaction(
         )
     };
     let cut = find_cut_point(path, start, path.len(), keep_recent, rules);
-    let first_kept_entry_id = path
-        .get(cut.first_kept_entry_index)
-        .and_then(|e| entry_id(e))?
-        .to_owned();
+    let first_kept_entry_id = path.get(cut.first_kept_entry_index)?.id.clone()?;
     let history_end = if cut.is_split_turn {
         cut.turn_start_index.unwrap_or(0)
     } else {
@@ -186,7 +190,7 @@ pub fn prepare_compaction(
     let previous_entry = previous.map(|i| path[i]);
     let mut file_ops = FileOps::default();
     if let Some(entry) = previous_entry.filter(|e| !carried_from_extension(e, rules)) {
-        file_ops.add_details(&entry["details"]);
+        file_ops.add_details(&field(entry, "details").unwrap_or_default());
     }
     for message in messages_to_summarize.iter().chain(&turn_prefix_messages) {
         file_ops.add_message(message);
@@ -198,24 +202,22 @@ pub fn prepare_compaction(
         turn_prefix_messages,
         recent_messages,
         tokens_before,
-        previous_summary: previous_entry
-            .and_then(|e| e.get("summary"))
-            .and_then(Value::as_str)
-            .map(str::to_owned),
+        previous_summary: previous_entry.and_then(|e| e.object().str("summary")),
         file_ops,
     })
 }
 
 /// Where preparation starts: after the previous compaction (omp), or at its first kept entry
 /// when that entry is on the path (pi).
-fn boundary_start(path: &[&Value], previous: Option<usize>, rules: &Rules) -> usize {
+/// (JavaScript's `===`: an id of any JSON type matches.)
+fn boundary_start(path: &[&Entry], previous: Option<usize>, rules: &Rules) -> usize {
     let Some(at) = previous else { return 0 };
     if rules.boundary == Boundary::AfterPreviousCompaction {
         return at + 1;
     }
-    let first_kept = path[at].get("firstKeptEntryId");
+    let first_kept = field(path[at], "firstKeptEntryId");
     path.iter()
-        .position(|e| e.get("id").is_some() && e.get("id") == first_kept)
+        .position(|e| first_kept.is_some() && field(e, "id") == first_kept)
         .unwrap_or(at + 1)
 }
 
@@ -223,7 +225,7 @@ fn boundary_start(path: &[&Value], previous: Option<usize>, rules: &Rules) -> us
 /// boundary, `keepRecentTokens` shrinks by that ratio (at least 1).
 #[allow(clippy::cast_precision_loss, clippy::cast_possible_truncation)]
 fn scaled_keep_recent(
-    path: &[&Value],
+    path: &[&Entry],
     start: usize,
     usage: Option<&Value>,
     keep: i64,
@@ -244,7 +246,7 @@ fn scaled_keep_recent(
     }
 }
 
-fn compaction_messages(entries: &[&Value], rules: &Rules) -> Vec<Value> {
+fn compaction_messages(entries: &[&Entry], rules: &Rules) -> Vec<Value> {
     entries
         .iter()
         .filter_map(|e| compaction_message(e, rules))
@@ -253,13 +255,13 @@ fn compaction_messages(entries: &[&Value], rules: &Rules) -> Vec<Value> {
 
 /// A compaction written by an extension (pi `fromHook`, omp `fromExtension`) carries no
 /// file lists forward.
-fn carried_from_extension(entry: &Value, rules: &Rules) -> bool {
+fn carried_from_extension(entry: &Entry, rules: &Rules) -> bool {
     let key = if rules.short_summary {
         "fromExtension"
     } else {
         "fromHook"
     };
-    entry.get(key).is_some_and(is_truthy_value)
+    is_truthy(entry.object().get(key))
 }
 
 fn add(set: &mut Vec<String>, item: &str) {
@@ -282,8 +284,14 @@ mod tests {
     use crate::model::Profile;
     use serde_json::json;
 
-    fn read(path: &str, id: &str, parent: &str) -> Value {
-        json!({"type":"message","id":id,"parentId":parent,"message":{"role":"assistant","content":[{"type":"toolCall","id":"t","name":"read","arguments":{"path":path}}]}})
+    fn entry(value: &Value) -> Entry {
+        Entry::from_text(value.to_string(), 1, Profile::Pi)
+    }
+
+    fn read(path: &str, id: &str, parent: &str) -> Entry {
+        entry(
+            &json!({"type":"message","id":id,"parentId":parent,"message":{"role":"assistant","content":[{"type":"toolCall","id":"t","name":"read","arguments":{"path":path}}]}}),
+        )
     }
 
     #[test]
@@ -305,11 +313,15 @@ mod tests {
     #[test]
     fn prepare_summarises_before_the_cut_and_carries_files() {
         let path_values = [
-            json!({"type":"message","id":"u1","parentId":null,"message":{"role":"user","content":"x".repeat(400)}}),
+            entry(
+                &json!({"type":"message","id":"u1","parentId":null,"message":{"role":"user","content":"x".repeat(400)}}),
+            ),
             read("/a.rs", "a1", "u1"),
-            json!({"type":"message","id":"u2","parentId":"a1","message":{"role":"user","content":"y".repeat(400)}}),
+            entry(
+                &json!({"type":"message","id":"u2","parentId":"a1","message":{"role":"user","content":"y".repeat(400)}}),
+            ),
         ];
-        let path: Vec<&Value> = path_values.iter().collect();
+        let path: Vec<&Entry> = path_values.iter().collect();
         let mut settings = Settings::defaults(Profile::Pi);
         settings.keep_recent_tokens = 50;
         let p =
@@ -323,7 +335,9 @@ mod tests {
 
     #[test]
     fn nothing_after_a_compaction_is_no_plan() {
-        let c = json!({"type":"compaction","id":"c","summary":"s","firstKeptEntryId":"c","tokensBefore":1});
+        let c = entry(
+            &json!({"type":"compaction","id":"c","summary":"s","firstKeptEntryId":"c","tokensBefore":1}),
+        );
         assert!(prepare_compaction(
             &[&c],
             &Settings::defaults(Profile::Pi),

@@ -10,7 +10,8 @@
 use serde_json::Value;
 
 use super::tokens::{ceil_quarter, estimate_tokens};
-use super::{entry_type, js_len, Rules};
+use super::{js_len, message_of, Rules};
+use crate::model::Entry;
 
 /// `PruneConfig`.
 #[derive(Debug, Clone, PartialEq, Eq)]
@@ -52,17 +53,15 @@ pub fn pruned_notice(tokens: i64) -> String {
 
 /// `pruneToolOutputs(entries, config)`: which tool results omp would prune, and the tokens
 /// saved (each output's estimate less its notice's).
-pub fn prune_tool_outputs(path: &[&Value], config: &PruneConfig, rules: &Rules) -> PruneResult {
+pub fn prune_tool_outputs(path: &[&Entry], config: &PruneConfig, rules: &Rules) -> PruneResult {
     let mut accumulated = 0;
     let mut candidates: Vec<(usize, i64)> = Vec::new();
     for (i, entry) in path.iter().enumerate().rev() {
-        let message = &entry["message"];
-        if entry_type(entry) != "message"
-            || message.get("role").and_then(Value::as_str) != Some("toolResult")
-        {
+        if entry.role().as_deref() != Some("toolResult") {
             continue;
         }
-        let tokens = estimate_tokens(message, rules);
+        let message = message_of(entry).unwrap_or_default();
+        let tokens = estimate_tokens(&message, rules);
         let tool = message
             .get("toolName")
             .and_then(Value::as_str)
@@ -95,8 +94,9 @@ mod tests {
     use crate::model::Profile;
     use serde_json::json;
 
-    fn result(tool: &str, chars: usize) -> Value {
-        json!({"type":"message","id":"r","message":{"role":"toolResult","toolName":tool,"content":[{"type":"text","text":"x".repeat(chars)}]}})
+    fn result(tool: &str, chars: usize) -> Entry {
+        let value = json!({"type":"message","id":"r","message":{"role":"toolResult","toolName":tool,"content":[{"type":"text","text":"x".repeat(chars)}]}});
+        Entry::from_text(value.to_string(), 1, Profile::Pi)
     }
 
     #[test]
@@ -106,7 +106,7 @@ mod tests {
             result("bash", 160_000),
             result("read", 200_000),
         ];
-        let path: Vec<&Value> = entries.iter().collect();
+        let path: Vec<&Entry> = entries.iter().collect();
         let r = prune_tool_outputs(
             &path,
             &PruneConfig::default(),
@@ -120,7 +120,7 @@ mod tests {
     #[test]
     fn small_savings_prune_nothing() {
         let entries = [result("bash", 4000), result("bash", 200_000)];
-        let path: Vec<&Value> = entries.iter().collect();
+        let path: Vec<&Entry> = entries.iter().collect();
         let r = prune_tool_outputs(
             &path,
             &PruneConfig::default(),

@@ -3,7 +3,8 @@
 
 use serde_json::Value;
 
-use super::{js_len, message_role, Rules, Settings};
+use super::{js_len, message_of, Rules, Settings};
+use crate::model::Entry;
 use crate::raw::is_truthy_value;
 
 /// Characters an image counts for in `estimateTokens` (1200 tokens).
@@ -68,11 +69,11 @@ pub fn assistant_usage(message: &Value) -> Option<&Value> {
 }
 
 /// `getLastAssistantUsage`: the usage of the last message entry on the path that has one.
-pub fn last_assistant_usage<'a>(path: &[&'a Value]) -> Option<&'a Value> {
+pub fn last_assistant_usage(path: &[&Entry]) -> Option<Value> {
     path.iter()
         .rev()
-        .filter(|e| !message_role(e).is_empty())
-        .find_map(|e| assistant_usage(&e["message"]))
+        .filter_map(|e| message_of(e))
+        .find_map(|m| assistant_usage(&m).cloned())
 }
 
 /// What `estimateContextTokens` returns.

@@ -168,8 +168,8 @@ pub fn build_context<'a>(tree: &'a Tree, leaf: LeafChoice<'_>, profile: Profile)
 
 /// The messages of `path`: with a compaction, its summary, then the kept entries
 /// from `firstKeptEntryId` up to the compaction, then the entries after it (the
-/// compaction itself makes no message).
-fn messages<'a>(path: &[&'a Entry], rules: &Rules) -> Vec<Cow<'a, RawValue>> {
+/// compaction itself makes no message). Compaction planning estimates pi's (`tokensBefore`).
+pub fn messages<'a>(path: &[&'a Entry], rules: &Rules) -> Vec<Cow<'a, RawValue>> {
     let convert = |entry: &&'a Entry| convert(entry, rules);
     let compaction = path.iter().rposition(|e| e.kind == EntryKind::Compaction);
     let Some(c) = compaction else {

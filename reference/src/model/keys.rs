@@ -90,6 +90,74 @@ impl Keys {
     }
 }
 
+/// An `apply` step (a SessionManager call and its arguments, PROTOCOL.md) in 003's names:
+/// the call and each argument key in snake_case (`appendMessage` → `append_message`,
+/// `firstKeptEntryId` → `first_kept_entry_id`); [`camel_step`] is its inverse.
+pub fn snake_step(step: &Value) -> Value {
+    rename_step(step, snake_case, snake_case)
+}
+
+/// A step in 003's names back in the call table's camelCase names. A call already in
+/// camelCase is none of 003's names: it becomes `""`, an unknown call.
+pub fn camel_step(step: &Value) -> Value {
+    let call = |name: &str| {
+        if name.contains(|c: char| c.is_ascii_uppercase()) {
+            String::new()
+        } else {
+            camel_case(name)
+        }
+    };
+    rename_step(step, camel_case, call)
+}
+
+/// `step` with every key renamed by `key` and a string `call` by `call`; values stay.
+fn rename_step(step: &Value, key: fn(&str) -> String, call: impl Fn(&str) -> String) -> Value {
+    let Some(map) = step.as_object() else {
+        return step.clone();
+    };
+    map.iter()
+        .map(|(name, value)| {
+            let value = match (name.as_str(), value.as_str()) {
+                ("call", Some(c)) => call(c).into(),
+                _ => value.clone(),
+            };
+            (key(name), value)
+        })
+        .collect::<serde_json::Map<_, _>>()
+        .into()
+}
+
+/// `camelCase` → `snake_case`.
+fn snake_case(name: &str) -> String {
+    let mut out = String::with_capacity(name.len() + 4);
+    for c in name.chars() {
+        if c.is_ascii_uppercase() {
+            out.push('_');
+            out.push(c.to_ascii_lowercase());
+        } else {
+            out.push(c);
+        }
+    }
+    out
+}
+
+/// `snake_case` → `camelCase`.
+fn camel_case(name: &str) -> String {
+    let mut out = String::with_capacity(name.len());
+    let mut upper = false;
+    for c in name.chars() {
+        if c == '_' {
+            upper = true;
+        } else if upper {
+            out.extend(c.to_uppercase());
+            upper = false;
+        } else {
+            out.push(c);
+        }
+    }
+    out
+}
+
 impl Profile {
     /// The names of this profile's keys and entry types.
     pub fn keys(self) -> &'static Keys {
@@ -102,7 +170,22 @@ impl Profile {
 
 #[cfg(test)]
 mod tests {
+    use super::{camel_step, snake_step};
     use crate::model::{Entry, EntryKind, Profile};
+    use serde_json::json;
+
+    #[test]
+    fn steps_rename_both_ways() {
+        let camel = json!({"call":"appendCompaction","firstKeptEntryId":"a","n":1});
+        let snake = json!({"call":"append_compaction","first_kept_entry_id":"a","n":1});
+        assert_eq!(snake_step(&camel), snake);
+        assert_eq!(camel_step(&snake), camel);
+        assert_eq!(
+            camel_step(&json!({"call":"appendMessage"})),
+            json!({"call":""})
+        );
+        assert_eq!(camel_step(&json!({"call":3})), json!({"call":3}));
+    }
 
     fn entry(text: &str) -> Entry {
         Entry::from_text(text.to_owned(), 1, Profile::Operator)

@@ -15,7 +15,7 @@ use crate::raw::{as_str, as_string, JsonText, RawObject};
 
 mod keys;
 
-pub use keys::Keys;
+pub use keys::{camel_step, snake_step, Keys};
 
 /// The current session format version (000 "Versioning and migrations").
 pub const CURRENT_VERSION: u32 = 3;
