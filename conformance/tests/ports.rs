@@ -523,6 +523,55 @@ fn tags_follow_from_inputs_and_goldens() {
     assert!(wrong.is_empty(), "{}", wrong.join("\n"));
 }
 
+/// `cut-at-other-role` follows from planning (corpus/README.md "Tags"): a `compaction` case
+/// carries it exactly when its plan, under some profile it runs in, differs under
+/// document 004's strict cut rule (a user or assistant message, never a tool result).
+#[test]
+fn cut_at_other_role_tags_the_plans_the_strict_cut_rule_changes() {
+    use session_conformance::execute::compaction::compaction_under;
+    use session_reference::compaction::{CutRule, Rules};
+
+    let cases = corpus::load(&corpus_dir()).expect("corpus loads");
+    let mut wrong = Vec::new();
+    let mut tagged = 0;
+    let planned = cases
+        .iter()
+        .filter(|c| c.file.op == session_conformance::protocol::Operation::Compaction);
+    for case in planned {
+        let dir = tempfile::tempdir().expect("temp dir");
+        for (name, bytes) in &case.inputs {
+            let path = dir.path().join(name);
+            fs::create_dir_all(path.parent().expect("a parent")).expect("input folder");
+            fs::write(&path, bytes).expect("input");
+        }
+        let profiles = case
+            .file
+            .profiles
+            .iter()
+            .filter_map(|p| p.parse::<Profile>().ok());
+        let differs = profiles.into_iter().any(|profile| {
+            let wide = Rules::for_profile(profile);
+            let strict = Rules {
+                cut_rule: CutRule::UserOrAssistant,
+                ..Rules::for_profile(profile)
+            };
+            let plan = |rules: &Rules| compaction_under(dir.path(), &case.file.args, rules).ok();
+            plan(&wide) != plan(&strict)
+        });
+        let has = case.file.tags.iter().any(|t| t == "cut-at-other-role");
+        tagged += usize::from(has);
+        if has != differs {
+            wrong.push(format!(
+                "{} {}: has the tag {has}, plan differs {differs}",
+                case.id(),
+                case.full_name()
+            ));
+        }
+    }
+    assert!(wrong.is_empty(), "{}", wrong.join("\n"));
+    assert!(tagged > 0, "no case carries cut-at-other-role");
+}
+
 /// A missing entry shows as one removed block: created ids are aligned with the golden's
 /// before the diff, so no later `<id:N>` is renumbered.
 #[test]

@@ -10,6 +10,7 @@ use std::time::Instant;
 use serde_json::json;
 use session_conformance::execute::compaction::{plan, planning_tree};
 use session_conformance_cli::inspect;
+use session_reference::compaction::Rules;
 use session_reference::model::Profile;
 
 fn median(mut xs: Vec<f64>) -> f64 {
@@ -40,7 +41,7 @@ fn main() {
             values.push(t.elapsed().as_secs_f64() * 1000.0);
             let t = Instant::now();
             let args = json!({"contextWindow": 200_000, "stubSummary": "S"});
-            let out = plan(&tree, sm.leaf_id(), &args, profile);
+            let out = plan(&tree, sm.leaf_id(), &args, &Rules::for_profile(profile));
             planned.push(t.elapsed().as_secs_f64() * 1000.0);
             assert!(out["preparation"].is_object(), "no plan");
         }

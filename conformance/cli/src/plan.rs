@@ -8,6 +8,7 @@ use std::fmt::Write as _;
 use std::path::Path;
 
 use serde_json::{json, Value};
+use session_reference::compaction::Rules;
 use session_reference::model::{Entry, Profile};
 use session_reference::tree::Tree;
 
@@ -39,7 +40,12 @@ pub fn compaction_json(
 ) -> Result<Value, InspectError> {
     let (tree, leaf, profile) = read(file, profile)?;
     let leaf = options.leaf.clone().or(leaf);
-    Ok(plan(&tree, leaf.as_deref(), &args(options), profile))
+    Ok(plan(
+        &tree,
+        leaf.as_deref(),
+        &args(options),
+        &Rules::for_profile(profile),
+    ))
 }
 
 /// The plan as text: the context's size against the threshold, the cut, what is summarised
@@ -51,7 +57,12 @@ pub fn compaction_text(
 ) -> Result<String, InspectError> {
     let (tree, leaf, profile) = read(file, profile)?;
     let leaf = options.leaf.clone().or(leaf);
-    let out = plan(&tree, leaf.as_deref(), &args(options), profile);
+    let out = plan(
+        &tree,
+        leaf.as_deref(),
+        &args(options),
+        &Rules::for_profile(profile),
+    );
     let path = leaf
         .as_deref()
         .map(|l| tree.branch_path(Some(l)))

@@ -67,28 +67,34 @@ fn branch<'a>(tree: &'a Tree, id: Option<&str>) -> Vec<&'a Entry> {
 /// → `{contextTokens, shouldCompact, cutPoint, preparation, request, result}` (omp also
 /// `pruning`).
 pub fn compaction_op(dir: &Path, args: &Value, profile: Profile) -> Result<Value, SessionError> {
-    let loaded = load(dir, args, profile)?;
+    compaction_under(dir, args, &Rules::for_profile(profile))
+}
+
+/// `compaction` planned under `rules`: a profile's ([`Rules::for_profile`]), or a variant of
+/// them (the corpus's tests plan each case under 004's strict cut rule too, to find the
+/// cases tagged `cut-at-other-role`).
+pub fn compaction_under(dir: &Path, args: &Value, rules: &Rules) -> Result<Value, SessionError> {
+    let loaded = load(dir, args, rules.profile)?;
     let leaf = match args.get("leafId") {
         None => loaded.leaf.clone(),
         Some(v) => v.as_str().map(str::to_owned),
     };
-    Ok(plan(&loaded.tree, leaf.as_deref(), args, profile))
+    Ok(plan(&loaded.tree, leaf.as_deref(), args, rules))
 }
 
-/// The `compaction` output for `tree` ([`planning_tree`]) planned at `leaf` (`None` or
-/// unknown: an empty path), with the request's `settings`, `contextWindow`, `stubSummary` and
-/// `customInstructions`.
-pub fn plan(tree: &Tree, leaf: Option<&str>, args: &Value, profile: Profile) -> Value {
+/// The `compaction` output for `tree` ([`planning_tree`]) planned under `rules` at `leaf`
+/// (`None` or unknown: an empty path), with the request's `settings`, `contextWindow`,
+/// `stubSummary` and `customInstructions`.
+pub fn plan(tree: &Tree, leaf: Option<&str>, args: &Value, rules: &Rules) -> Value {
     let path = branch(tree, leaf);
-    let rules = Rules::for_profile(profile);
-    let settings = Settings::with_overrides(profile, &args["settings"]);
+    let settings = Settings::with_overrides(rules.profile, &args["settings"]);
     let window = args["contextWindow"].as_i64().unwrap_or(0);
     let stub = args["stubSummary"].as_str().unwrap_or("");
     let custom = args["customInstructions"].as_str();
 
     let mut output = serde_json::Map::new();
     let context_tokens = if rules.usage_scaled {
-        let pruning = prune_tool_outputs(&path, &PruneConfig::default(), &rules);
+        let pruning = prune_tool_outputs(&path, &PruneConfig::default(), rules);
         output.insert(
             "pruning".into(),
             json!({"prunedCount": pruning.pruned_count, "tokensSaved": pruning.tokens_saved}),
@@ -96,23 +102,17 @@ pub fn plan(tree: &Tree, leaf: Option<&str>, args: &Value, profile: Profile) -> 
         let usage = last_assistant_usage(&path).map_or(0, |u| calculate_context_tokens(&u));
         usage.saturating_sub(pruning.tokens_saved).max(0)
     } else {
-        estimate_context_tokens(&context_messages(&path), &rules).tokens
+        estimate_context_tokens(&context_messages(&path), rules).tokens
     };
     let start = path
         .iter()
         .rposition(|e| e.kind == EntryKind::Compaction)
         .map_or(0, |i| i + 1);
-    let cut = find_cut_point(
-        &path,
-        start,
-        path.len(),
-        settings.keep_recent_tokens,
-        &rules,
-    );
-    let preparation = prepare_compaction(&path, &settings, &rules);
+    let cut = find_cut_point(&path, start, path.len(), settings.keep_recent_tokens, rules);
+    let preparation = prepare_compaction(&path, &settings, rules);
     let (requests, result) = match &preparation {
         Some(prep) => {
-            let (requests, result) = compact(prep, settings.reserve_tokens, custom, stub, &rules);
+            let (requests, result) = compact(prep, settings.reserve_tokens, custom, stub, rules);
             (requests.iter().map(ModelRequest::to_json).collect(), result)
         }
         None => (Vec::new(), Value::Null),
@@ -120,7 +120,7 @@ pub fn plan(tree: &Tree, leaf: Option<&str>, args: &Value, profile: Profile) -> 
     output.insert("contextTokens".into(), context_tokens.into());
     output.insert(
         "shouldCompact".into(),
-        should_compact(context_tokens, window, &settings, &rules).into(),
+        should_compact(context_tokens, window, &settings, rules).into(),
     );
     output.insert("cutPoint".into(), cut_point_json(&cut));
     output.insert(
