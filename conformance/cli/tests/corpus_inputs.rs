@@ -108,6 +108,27 @@ fn input_names_that_would_change_are_case_errors() {
 // 10. Text equal to a placeholder the normaliser writes, in an input, an input's name or
 // the arguments (literal, or built by a template), is a case error naming the file and
 // line; `<dir>` in a `dir_inputs` file is what the runner replaces, and stays allowed.
+/// Faults on an operation that never meets them are a case error: the case would pass
+/// without its fault (`PROTOCOL.md` "Faults").
+#[test]
+fn faults_on_an_operation_that_ignores_them_are_case_errors() {
+    let root = tempfile::tempdir().expect("dir");
+    let fault = json!([{"on": "write", "error": "EIO"}]);
+    case(root.path(), 1, "load", &json!({"faults": fault}));
+    case(
+        root.path(),
+        2,
+        "apply",
+        &json!({"op": "apply", "args": {"open": "session.jsonl", "steps": []}, "faults": fault}),
+    );
+    let error = refusal(root.path(), "load").expect("refused");
+    assert_eq!(
+        error.kind,
+        CaseProblem::Fault("faults on `load`: only apply and persist meet faults".into())
+    );
+    assert_eq!(refusal(root.path(), "apply"), None);
+}
+
 #[test]
 fn placeholders_in_inputs_and_arguments_are_case_errors() {
     let root = tempfile::tempdir().expect("dir");

@@ -14,6 +14,19 @@ use super::goldens::check_goldens;
 use super::placeholders::{holds_angle, placeholder_in};
 use super::problems::{CaseError, CaseProblem};
 use super::templates::{expanded_text, TemplateProblem, MAX_EXPANSION_BYTES};
+use crate::protocol::Operation;
+
+/// Faults on an operation that never meets them (`PROTOCOL.md` "Faults": only `apply`,
+/// the open included, and `persist` apply them): such a case would pass without its fault.
+fn faults_unmet(file: &CaseFile) -> Option<CaseProblem> {
+    let meets = matches!(file.op, Operation::Apply | Operation::Persist);
+    (!file.faults.is_empty() && !meets).then(|| {
+        CaseProblem::Fault(format!(
+            "faults on `{}`: only apply and persist meet faults",
+            file.op.name()
+        ))
+    })
+}
 
 /// Why a case cannot run, if it cannot: its templates well formed and their `$repeat`s
 /// within [`MAX_EXPANSION_BYTES`], every path it names inside the case directory, its
@@ -46,6 +59,7 @@ pub(super) fn check_case(
                 .find_map(crate::faults::Fault::refusal)
                 .map(CaseProblem::Fault)
         })
+        .or_else(|| faults_unmet(file))
         .or_else(|| {
             file.profiles
                 .iter()
