@@ -620,38 +620,29 @@ mod tests {
             inputs: &inputs,
         };
         let name = format!("2026-11-25T21-12-20-603Z_{UUID}.jsonl");
-        let messages: Vec<String> = check(
-            Profile::Operator,
-            &Value::Null,
-            &snapshot(Profile::Operator, &name, OTHER_UUID),
-            &given,
-        )
-        .iter()
-        .map(ToString::to_string)
-        .collect();
-        assert_eq!(
-            messages,
-            [format!(
-                "sessions/{name}: file name {name:?} is not YYYY-MM-DDTHH-MM-SS-ffffff_<id>.jsonl (format.15)"
-            )]
-        );
-        let name = format!("2026-11-25T21-12-20-603Z_{UUID}.jsonl");
-        let messages: Vec<String> = check(
-            Profile::Omp,
-            &Value::Null,
-            &snapshot(Profile::Omp, &name, OTHER_UUID),
-            &given,
-        )
-        .iter()
-        .map(ToString::to_string)
-        .collect();
-        assert_eq!(
-            messages,
-            [
-                format!("sessions/{name}: created session id \"{OTHER_UUID}\" in the header is not 16 lowercase hex digits (format.3)"),
-                format!("sessions/{name}: created session id \"{UUID}\" in the file name is not 16 lowercase hex digits (format.3)"),
-                format!("sessions/{name}: the file name's id \"{UUID}\" is not the header's id \"{OTHER_UUID}\" (format.15)"),
-            ]
-        );
+        let table = [
+            (
+                Profile::Operator,
+                vec![format!(
+                    "sessions/{name}: file name {name:?} is not YYYY-MM-DDTHH-MM-SS-ffffff_<id>.jsonl (format.15)"
+                )],
+            ),
+            (
+                Profile::Omp,
+                vec![
+                    format!("sessions/{name}: created session id \"{OTHER_UUID}\" in the header is not 16 lowercase hex digits (format.3)"),
+                    format!("sessions/{name}: created session id \"{UUID}\" in the file name is not 16 lowercase hex digits (format.3)"),
+                    format!("sessions/{name}: the file name's id \"{UUID}\" is not the header's id \"{OTHER_UUID}\" (format.15)"),
+                ],
+            ),
+        ];
+        for (profile, expected) in table {
+            let files = snapshot(profile, &name, OTHER_UUID);
+            let messages: Vec<String> = check(profile, &Value::Null, &files, &given)
+                .iter()
+                .map(ToString::to_string)
+                .collect();
+            assert_eq!(messages, expected, "{profile:?}");
+        }
     }
 }

@@ -38,14 +38,7 @@ pub fn compaction_json(
     profile: impl Into<Option<Profile>>,
     options: &PlanOptions,
 ) -> Result<Value, InspectError> {
-    let (tree, leaf, profile) = read(file, profile)?;
-    let leaf = options.leaf.clone().or(leaf);
-    Ok(plan(
-        &tree,
-        leaf.as_deref(),
-        &args(options),
-        &Rules::for_profile(profile),
-    ))
+    Ok(planned(file, profile, options)?.plan)
 }
 
 /// The plan as text: the context's size against the threshold, the cut, what is summarised
@@ -55,14 +48,12 @@ pub fn compaction_text(
     profile: impl Into<Option<Profile>>,
     options: &PlanOptions,
 ) -> Result<String, InspectError> {
-    let (tree, leaf, profile) = read(file, profile)?;
-    let leaf = options.leaf.clone().or(leaf);
-    let out = plan(
-        &tree,
-        leaf.as_deref(),
-        &args(options),
-        &Rules::for_profile(profile),
-    );
+    let Planned {
+        tree,
+        leaf,
+        profile,
+        plan: out,
+    } = planned(file, profile, options)?;
     let path = leaf
         .as_deref()
         .map(|l| tree.branch_path(Some(l)))
@@ -149,6 +140,36 @@ fn args(options: &PlanOptions) -> Value {
         settings.insert("reserveTokens".into(), reserve.into());
     }
     json!({"settings": settings, "contextWindow": options.context_window, "stubSummary": SUMMARY_PLACEHOLDER})
+}
+
+/// A file planned: its entries as planning reads them, the leaf planned at (the option's,
+/// else the session's), the profile it was read in, and the `compaction` output.
+struct Planned {
+    tree: Tree,
+    leaf: Option<String>,
+    profile: Profile,
+    plan: Value,
+}
+
+fn planned(
+    file: &Path,
+    profile: impl Into<Option<Profile>>,
+    options: &PlanOptions,
+) -> Result<Planned, InspectError> {
+    let (tree, leaf, profile) = read(file, profile)?;
+    let leaf = options.leaf.clone().or(leaf);
+    let plan = plan(
+        &tree,
+        leaf.as_deref(),
+        &args(options),
+        &Rules::for_profile(profile),
+    );
+    Ok(Planned {
+        tree,
+        leaf,
+        profile,
+        plan,
+    })
 }
 
 /// The file's entries as planning reads them, its leaf, and the profile it was read in.

@@ -9,8 +9,10 @@
 
 use std::collections::BTreeMap;
 use std::fmt::Write as _;
+use std::fs;
+use std::path::{Path, PathBuf};
 
-use session_conformance::corpus::{is_clause_id, Case};
+use session_conformance::corpus::{is_clause_id, Case, Spec};
 use session_conformance::divergences::{Divergences, Excuse};
 
 /// The line that opens a clause's generated part.
@@ -27,6 +29,29 @@ pub struct Listed {
     pub name: String,
     /// Its list.
     pub list: Divergences,
+}
+
+/// Renders every file of the specification folder `spec` ([`Spec::files`]) and writes back
+/// those that change, unless `check`; the files that changed (or would), in path order.
+pub fn rewrite(
+    spec: &Path,
+    cases: &[Case],
+    lists: &[Listed],
+    check: bool,
+) -> Result<Vec<PathBuf>, String> {
+    let mut stale = Vec::new();
+    for file in Spec::files(spec).map_err(|e| e.to_string())? {
+        let text = fs::read_to_string(&file).map_err(|e| format!("{}: {e}", file.display()))?;
+        let new = render(&text, cases, lists);
+        if new == text {
+            continue;
+        }
+        if !check {
+            fs::write(&file, new).map_err(|e| format!("{}: {e}", file.display()))?;
+        }
+        stale.push(file);
+    }
+    Ok(stale)
 }
 
 /// `text` (a specification file) with every clause's generated part written anew from

@@ -2,7 +2,6 @@
 //! binary carries; `corpus spec-sections`: write each clause's cases and listed divergences
 //! into the specification.
 
-use std::fs;
 use std::path::{Path, PathBuf};
 use std::process::ExitCode;
 
@@ -127,18 +126,8 @@ fn spec_sections(
             })
         })
         .collect::<Result<Vec<_>, String>>()?;
-    let mut stale = Vec::new();
-    for file in corpus::Spec::files(spec).map_err(|e| e.to_string())? {
-        let text = fs::read_to_string(&file).map_err(|e| format!("{}: {e}", file.display()))?;
-        let new = spec_sections::render(&text, &cases, &lists);
-        if new == text {
-            continue;
-        }
-        if !check {
-            fs::write(&file, new).map_err(|e| format!("{}: {e}", file.display()))?;
-        }
-        stale.push(file.display().to_string());
-    }
+    let stale = spec_sections::rewrite(spec, &cases, &lists, check)?;
+    let stale: Vec<String> = stale.iter().map(|f| f.display().to_string()).collect();
     match (stale.is_empty(), check) {
         (true, _) => println!("{}: every generated part is current", spec.display()),
         (false, true) => {
