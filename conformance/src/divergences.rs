@@ -74,6 +74,9 @@ pub struct Divergences {
     pub by_id: BTreeMap<String, Known>,
     /// Categories, in the list's order (the first that matches a case gives its reason).
     pub categories: Vec<Category>,
+    /// Wait the run's whole timeout even for cases listed as timing out
+    /// ([`Divergences::waiting_in_full`]).
+    pub full_waits: bool,
 }
 
 /// What excuses a case's difference.
@@ -114,6 +117,16 @@ pub enum DivergenceError {
         /// The parser's message.
         message: String,
     },
+    /// Digits that are not a case id as the corpus writes it (`27` for `0027`): such a
+    /// line would never match a case.
+    BadId {
+        /// The list.
+        path: PathBuf,
+        /// 1-based line.
+        line: usize,
+        /// The selector.
+        selector: String,
+    },
     /// A selector that is none of the forms.
     BadSelector {
         /// The list.
@@ -139,6 +152,15 @@ impl fmt::Display for DivergenceError {
                 line,
                 message,
             } => write!(f, "{}: line {line}: bad glob: {message}", path.display()),
+            DivergenceError::BadId {
+                path,
+                line,
+                selector,
+            } => write!(
+                f,
+                "{}: line {line}: {selector:?} is not a case id: ids have at least four digits, zero-padded, as in 0027",
+                path.display()
+            ),
             DivergenceError::BadSelector {
                 path,
                 line,
@@ -157,17 +179,82 @@ impl std::error::Error for DivergenceError {}
 /// The signature that matches any: the case's difference depends on the run.
 pub const ANY_SIGNATURE: &str = "*";
 
+/// How the signature of a case that destroyed data starts (`unsafe: lines-kept session.jsonl`).
+pub const UNSAFE_SIGNATURE: &str = "unsafe: ";
+
 /// The separator between a reason and a signature.
 pub const SIGNATURE_MARK: &str = " ## ";
 
-/// One parsed line: selector, reason, signature.
+/// One parsed line: selector, reason, signature. The signature follows the line's
+/// last ` ## ` when what follows has a signature's form ([`is_signature`]): signatures
+/// never hold a ` ## ` ([`signature_text`]), so a reason may, and a reason's ` ## `
+/// followed by words of its own stays in the reason.
 fn split_line(line: &str) -> (&str, &str, Option<&str>) {
     let (selector, rest) = line.split_once(char::is_whitespace).unwrap_or((line, ""));
-    let (reason, signature) = match rest.split_once(SIGNATURE_MARK) {
-        Some((reason, signature)) => (reason.trim(), Some(signature.trim())),
-        None => (rest.trim(), None),
+    let (reason, signature) = match rest.rsplit_once(SIGNATURE_MARK) {
+        Some((reason, signature)) if is_signature(signature.trim()) => {
+            (reason.trim(), Some(signature.trim()))
+        }
+        _ => (rest.trim(), None),
     };
     (selector, reason, signature)
+}
+
+/// Whether `text` has the form of a signature as runs write them
+/// ([`crate::outcome::CaseResult::signature`]): `*`, a first difference (`/POINTER: …`),
+/// `error KIND`, `unsafe: …`, `name …`, a golden's problem, or a status's name.
+fn is_signature(text: &str) -> bool {
+    const STARTS: [&str; 6] = [
+        "/",
+        "error ",
+        UNSAFE_SIGNATURE,
+        "name ",
+        "missing golden",
+        "unreadable golden",
+    ];
+    const WHOLE: [&str; 8] = [
+        ANY_SIGNATURE,
+        "differs",
+        "timeout",
+        "crash",
+        "protocol-error",
+        "fail",
+        "skipped",
+        "unsafe",
+    ];
+    WHOLE.contains(&text) || STARTS.iter().any(|start| text.starts_with(start))
+}
+
+/// A signature as a list holds it: one line of text that no reader mistakes for more.
+/// Control characters (newlines among them) and the Unicode line and paragraph
+/// separators are written `\u{…}`, and `##` as `#\u{23}`, so that no text an adapter
+/// puts into a pointer, a value or an error kind can end the line, start another one,
+/// or move where the signature begins. Text without any of them is returned as it is,
+/// and the result is a fixed point (escaping it again changes nothing).
+pub fn signature_text(raw: &str) -> String {
+    let mut out = String::with_capacity(raw.len());
+    let mut after_hash = false;
+    for c in raw.chars() {
+        if c.is_control() || matches!(c, '\u{2028}' | '\u{2029}' | '\u{85}') {
+            let _ = write!(out, "\\u{{{:x}}}", u32::from(c));
+            after_hash = false;
+        } else if c == '#' && after_hash {
+            out.push_str("\\u{23}");
+            after_hash = false;
+        } else {
+            out.push(c);
+            after_hash = c == '#';
+        }
+    }
+    out
+}
+
+/// Whether `selector` is a case id as the corpus writes one: its number in at least
+/// four digits, zero-padded (`0027`, `1720`, `10000`).
+fn is_case_id(selector: &str) -> bool {
+    selector.parse::<u64>().is_ok_and(|n| {
+        selector.bytes().all(|b| b.is_ascii_digit()) && format!("{n:04}") == selector
+    })
 }
 
 /// Reads a divergence list.
@@ -204,7 +291,15 @@ pub fn parse(text: &str, path: &Path) -> Result<Divergences, DivergenceError> {
                     message: e.to_string(),
                 })
         };
-        let chosen = if selector.bytes().all(|b| b.is_ascii_digit()) {
+        let digits = selector.bytes().all(|b| b.is_ascii_digit());
+        if digits && !is_case_id(selector) {
+            return Err(DivergenceError::BadId {
+                path: path.to_owned(),
+                line: n + 1,
+                selector: selector.to_owned(),
+            });
+        }
+        let chosen = if digits {
             out.by_id.insert(
                 selector.to_owned(),
                 Known {
@@ -244,6 +339,17 @@ impl Known {
     /// Whether the case is listed as timing out: its signature is `timeout`.
     pub fn expects_timeout(&self) -> bool {
         self.signature.as_deref() == Some(crate::outcome::Status::Timeout.name())
+    }
+
+    /// Whether this line lists the loss of a case whose safety checks failed, with
+    /// signature `now` (`unsafe: …`): only a reviewed line (its reason is not the
+    /// [`UNREVIEWED`] placeholder) that records exactly that signature does. A `*`, no
+    /// signature or another difference never lists a loss.
+    pub fn lists_loss(&self, now: Option<&str>) -> bool {
+        let recorded = self.signature.as_deref();
+        recorded.is_some_and(|r| r.starts_with(UNSAFE_SIGNATURE))
+            && recorded == now
+            && !is_unreviewed(&self.reason)
     }
 
     /// Whether the case's signature now, `now`, is not the recorded one.
@@ -287,9 +393,21 @@ impl Divergences {
     /// Categories carry no signature, so they never shorten the wait.
     pub fn time_limit(&self, id: &str, timeout: Duration) -> Duration {
         match self.by_id.get(id) {
-            Some(known) if known.expects_timeout() => timeout.min(EXPECTED_HANG_LIMIT),
+            Some(known) if known.expects_timeout() && !self.full_waits => {
+                timeout.min(EXPECTED_HANG_LIMIT)
+            }
             _ => timeout,
         }
+    }
+
+    /// This list, waiting the run's whole timeout for every case: what a run that
+    /// rewrites the list (`run --write-divergences`) does, so that a `timeout` line
+    /// recorded on a slow day is checked again at full length and goes once the case
+    /// answers in time, instead of being cut at [`EXPECTED_HANG_LIMIT`] for ever.
+    #[must_use]
+    pub fn waiting_in_full(mut self, full: bool) -> Divergences {
+        self.full_waits = full;
+        self
     }
 
     /// The entry types written files may hold beyond the golden's, with their reasons.
@@ -310,6 +428,9 @@ pub struct Rewritten {
     pub removed: Vec<String>,
     /// Ids of failures the list did not name, added with [`UNREVIEWED`] for a reason.
     pub added: Vec<String>,
+    /// Ids listed with another difference that now destroy data: their lines are left
+    /// as they are, for someone to review (a list never learns a loss by itself).
+    pub unsafe_kept: Vec<String>,
 }
 
 /// The reason `--write-divergences` gives a failure it adds to a list: a placeholder
@@ -321,46 +442,96 @@ pub fn is_unreviewed(reason: &str) -> bool {
     reason.starts_with("UNREVIEWED")
 }
 
-/// Rewrites a list's text with the signatures of a run: `signatures` maps each case
-/// listed by id to its signature now, or `None` when it passed (its line is removed).
-/// Ids not in `signatures` (not run, skipped), comments and categories are kept as
-/// they are.
-pub fn rewrite(text: &str, signatures: &BTreeMap<String, Option<String>>) -> (String, Rewritten) {
+/// A listed case as one run (of one or more profiles) left it, for [`rewrite`].
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum Now {
+    /// Every profile that ran it passed: its line goes.
+    Passes,
+    /// It differs, with these signatures (one per profile that differs, in run order):
+    /// its line is kept, signed with the recorded signature when one of them is it,
+    /// else with the first.
+    Differs(Vec<String>),
+}
+
+/// Rewrites a list's text with the signatures of a run: `now` says how each case listed
+/// by id fared ([`Now`]). Ids not in `now` (not run, skipped, unsafe), comments and
+/// categories are kept as they are, reasons word for word, and the text keeps its line
+/// ends (CRLF stays CRLF).
+pub fn rewrite(text: &str, now: &BTreeMap<String, Now>) -> (String, Rewritten) {
+    let newline = if text.contains("\r\n") { "\r\n" } else { "\n" };
     let mut out = String::with_capacity(text.len());
     let mut changed = Rewritten::default();
     for line in text.lines() {
         let trimmed = line.trim();
         let (selector, reason, old) = split_line(trimmed);
-        let by_id = !trimmed.starts_with('#')
-            && !selector.is_empty()
-            && selector.bytes().all(|b| b.is_ascii_digit());
-        match signatures.get(selector).filter(|_| by_id) {
-            Some(None) => {
+        let by_id = !trimmed.starts_with('#') && is_case_id(selector);
+        match now.get(selector).filter(|_| by_id) {
+            Some(Now::Passes) => {
                 changed.removed.push(selector.to_owned());
                 continue;
             }
-            Some(Some(_)) if old == Some(ANY_SIGNATURE) => out.push_str(line),
-            Some(Some(signature)) => {
-                if old != Some(signature.as_str()) {
+            Some(Now::Differs(_)) if old == Some(ANY_SIGNATURE) => out.push_str(line),
+            Some(Now::Differs(signatures)) => {
+                let keep = old.filter(|o| signatures.iter().any(|s| s == o));
+                let Some(signature) = keep.or(signatures.first().map(String::as_str)) else {
+                    out.push_str(line);
+                    out.push_str(newline);
+                    continue;
+                };
+                if old != Some(signature) {
                     changed.signed.push(selector.to_owned());
                 }
                 out.push_str(selector);
                 out.push(' ');
                 out.push_str(reason);
                 out.push_str(SIGNATURE_MARK);
-                out.push_str(signature);
+                out.push_str(&signature_text(signature));
             }
             None => out.push_str(line),
         }
-        out.push('\n');
+        out.push_str(newline);
     }
     (out, changed)
 }
 
+/// How each case listed by id fared over `runs` (one per profile), for [`rewrite`]: a
+/// case passes when every profile that ran it passed (an `unexpected-pass`), and differs
+/// when one still does (`divergent`, `divergent-changed`); a case that is skipped or
+/// destroys data everywhere it ran is left out, so its line stays as it is.
+fn listed_now(runs: &[crate::outcome::ProfileRun]) -> BTreeMap<String, Now> {
+    use crate::outcome::Status;
+    let mut now: BTreeMap<String, Now> = BTreeMap::new();
+    let mut held: std::collections::BTreeSet<&str> = std::collections::BTreeSet::new();
+    for result in runs.iter().flat_map(|r| &r.results) {
+        match result.status {
+            Status::UnexpectedPass => {
+                now.entry(result.id.clone()).or_insert(Now::Passes);
+            }
+            Status::Divergent | Status::DivergentChanged => {
+                let signature = result.signature.clone().unwrap_or_default();
+                match now.entry(result.id.clone()).or_insert(Now::Passes) {
+                    Now::Differs(signatures) => signatures.push(signature),
+                    passes @ Now::Passes => *passes = Now::Differs(vec![signature]),
+                }
+            }
+            // A line that still lists a loss, or one a loss now overrides, is held.
+            Status::Unsafe | Status::UnsafeListed => {
+                held.insert(&result.id);
+            }
+            _ => {}
+        }
+    }
+    now.retain(|id, _| !held.contains(id.as_str()));
+    now
+}
+
 /// Writes the signatures of `runs` into the list at `path` ([`rewrite`]): each case listed
-/// by id that differed gets its signature, each that passed is removed, and each failure
-/// the list does not excuse is added with the [`UNREVIEWED`] placeholder for its reason,
-/// so that one run seeds a list. A missing list is made.
+/// by id that differed gets its signature, each that passed under every profile is
+/// removed, and each failure the list does not name by id is added with the
+/// [`UNREVIEWED`] placeholder for its reason, so that one run seeds a list. A line of a
+/// case that now destroys data is never rewritten, and an added line of such a case does
+/// not list its loss until someone writes its reason ([`Known::lists_loss`]). A missing
+/// list is made; the list keeps its line ends.
 pub fn write_signatures(
     path: &Path,
     runs: &[crate::outcome::ProfileRun],
@@ -374,21 +545,9 @@ pub fn write_signatures(
         Err(e) if e.kind() == std::io::ErrorKind::NotFound => String::new(),
         read => read.map_err(io)?,
     };
-    let mut signatures = BTreeMap::new();
-    for result in runs.iter().flat_map(|r| &r.results) {
-        match result.status {
-            Status::UnexpectedPass => {
-                signatures.insert(result.id.clone(), None);
-            }
-            Status::Divergent | Status::DivergentChanged => {
-                if let Some(signature) = &result.signature {
-                    signatures.insert(result.id.clone(), Some(signature.clone()));
-                }
-            }
-            _ => {}
-        }
-    }
-    let (mut new, mut changed) = rewrite(&text, &signatures);
+    let listed = parse(&text, path)?.by_id;
+    let (mut new, mut changed) = rewrite(&text, &listed_now(runs));
+    let newline = if text.contains("\r\n") { "\r\n" } else { "\n" };
     let mut failures: Vec<(&str, &str)> = runs
         .iter()
         .flat_map(|r| &r.results)
@@ -404,10 +563,20 @@ pub fn write_signatures(
     failures.sort_unstable();
     failures.dedup_by_key(|(id, _)| *id);
     for (id, signature) in failures {
-        if !new.is_empty() && !new.ends_with('\n') {
-            new.push('\n');
+        if listed.contains_key(id) {
+            if signature.starts_with(UNSAFE_SIGNATURE) {
+                changed.unsafe_kept.push(id.to_owned());
+            }
+            continue;
         }
-        let _ = writeln!(new, "{id} {UNREVIEWED}{SIGNATURE_MARK}{signature}");
+        if !new.is_empty() && !new.ends_with('\n') {
+            new.push_str(newline);
+        }
+        let _ = write!(
+            new,
+            "{id} {UNREVIEWED}{SIGNATURE_MARK}{}{newline}",
+            signature_text(signature)
+        );
         changed.added.push(id.to_owned());
     }
     if new != text {
@@ -419,6 +588,8 @@ pub fn write_signatures(
 #[cfg(test)]
 mod tests {
     use super::*;
+    use crate::outcome::{ProfileRun, Status};
+    use session_reference::model::Profile;
 
     #[test]
     fn lists_name_ids_globs_tags_and_entry_types() {
@@ -476,13 +647,19 @@ mod tests {
     #[test]
     fn rewriting_signs_lines_and_drops_passes() {
         let text = "# keep\n0001 a\n0002 b ## old\n0003 c\nmigrate/* d\n0004 flaky ## *\n";
-        let signatures = [
-            ("0001".to_owned(), Some("/x: 1 -> 2".to_owned())),
-            ("0002".to_owned(), None),
-            ("0004".to_owned(), Some("/y: 1 -> 2".to_owned())),
+        let now = [
+            (
+                "0001".to_owned(),
+                Now::Differs(vec!["/x: 1 -> 2".to_owned()]),
+            ),
+            ("0002".to_owned(), Now::Passes),
+            (
+                "0004".to_owned(),
+                Now::Differs(vec!["/y: 1 -> 2".to_owned()]),
+            ),
         ]
         .into();
-        let (out, changed) = rewrite(text, &signatures);
+        let (out, changed) = rewrite(text, &now);
         assert_eq!(
             out,
             "# keep\n0001 a ## /x: 1 -> 2\n0003 c\nmigrate/* d\n0004 flaky ## *\n"
@@ -495,5 +672,192 @@ mod tests {
         assert_eq!(changed.removed, ["0002"]);
         let again = parse(&out, Path::new("d")).expect("parses");
         assert_eq!(again.by_id["0001"].signature.as_deref(), Some("/x: 1 -> 2"));
+    }
+
+    /// Adapter text in a signature (a key holding a newline and a list line, a `##`)
+    /// stays inside its own line: rewriting and reading back gives one line per id, the
+    /// same signature, and no new id.
+    #[test]
+    fn adapter_text_in_a_signature_cannot_add_a_line() {
+        let hostile = [
+            "/response/ok/x\n0001 looks fine to me: 1 -> 2",
+            "/response/ok/x\r0001 looks fine: 1 -> 2",
+            "/a\u{2028}0001 fine: 1 -> 2",
+            "/a ## 0001: 1 -> 2",
+            "error kind\u{1b}]0;title\u{7}",
+        ];
+        for raw in hostile {
+            let now = [("0002".to_owned(), Now::Differs(vec![raw.to_owned()]))].into();
+            let (out, _) = rewrite("0002 differs on purpose\n", &now);
+            let list = parse(&out, Path::new("d")).expect("parses");
+            assert_eq!(list.by_id.len(), 1, "{raw:?} gave {out:?}");
+            assert_eq!(list.by_id["0002"].reason, "differs on purpose", "{raw:?}");
+            let signature = list.by_id["0002"].signature.as_deref();
+            assert_eq!(signature, Some(signature_text(raw).as_str()), "{raw:?}");
+            assert!(
+                !out.trim_end().contains(['\n', '\r', '\u{2028}', '\u{1b}']),
+                "{out:?}"
+            );
+            assert_eq!(signature_text(&signature_text(raw)), signature_text(raw));
+        }
+    }
+
+    /// A reason holding ` ## ` keeps it: the signature is what follows the last mark.
+    #[test]
+    fn a_reason_may_hold_the_mark() {
+        let list = parse("0001 see #12 ## below ## /x: 1 -> 2\n", Path::new("d")).expect("parses");
+        assert_eq!(list.by_id["0001"].reason, "see #12 ## below");
+        assert_eq!(list.by_id["0001"].signature.as_deref(), Some("/x: 1 -> 2"));
+        let list = parse("0001 see ## below\n", Path::new("d")).expect("parses");
+        assert_eq!(list.by_id["0001"].reason, "see ## below");
+        assert_eq!(list.by_id["0001"].signature, None);
+        let now = [(
+            "0001".to_owned(),
+            Now::Differs(vec!["/y: 1 -> 2".to_owned()]),
+        )]
+        .into();
+        for (line, written) in [
+            ("0001 a ## b\n", "0001 a ## b ## /y: 1 -> 2\n"),
+            ("0001 a ## b ## /x: 1 -> 2\n", "0001 a ## b ## /y: 1 -> 2\n"),
+            ("0001 a ## b ## timeout\n", "0001 a ## b ## /y: 1 -> 2\n"),
+        ] {
+            let (out, _) = rewrite(line, &now);
+            assert_eq!(out, written, "{line:?}");
+            let again = parse(&out, Path::new("d")).expect("parses");
+            assert_eq!(again.by_id["0001"].reason, "a ## b", "{line:?}");
+        }
+    }
+
+    /// Digits that are not a zero-padded case id would never match: an error, not a
+    /// silently dead line.
+    #[test]
+    fn ids_are_written_as_the_corpus_writes_them() {
+        for good in ["0027", "1720", "10000"] {
+            assert!(
+                parse(&format!("{good} r\n"), Path::new("d")).is_ok(),
+                "{good}"
+            );
+        }
+        for bad in ["27", "027", "00027", "0"] {
+            let err = parse(&format!("# c\n{bad} r\n"), Path::new("d"))
+                .unwrap_err()
+                .to_string();
+            assert!(err.starts_with("d: line 2: "), "{err}");
+            assert!(err.contains("is not a case id"), "{err}");
+        }
+    }
+
+    /// CRLF lists stay CRLF through a rewrite.
+    #[test]
+    fn rewriting_keeps_line_ends() {
+        let now = [(
+            "0001".to_owned(),
+            Now::Differs(vec!["/x: 1 -> 2".to_owned()]),
+        )]
+        .into();
+        let (out, _) = rewrite("# c\r\n0001 a\r\n0002 b\r\n", &now);
+        assert_eq!(out, "# c\r\n0001 a ## /x: 1 -> 2\r\n0002 b\r\n");
+    }
+
+    /// A loss is listed only by a reviewed id line that records it exactly.
+    #[test]
+    fn only_a_reviewed_line_recording_the_loss_lists_it() {
+        let loss = "unsafe: bytes-kept session.jsonl";
+        let rows = [
+            // (line's signature, reason, listed?)
+            (Some(loss), "replaces a corrupt file", true),
+            (Some(loss), UNREVIEWED, false),
+            (Some("unsafe: lines-kept session.jsonl"), "r", false),
+            (Some("/files/session.jsonl: 1 -> 2"), "r", false),
+            (Some(ANY_SIGNATURE), "r", false),
+            (Some("timeout"), "r", false),
+            (None, "r", false),
+        ];
+        for (signature, reason, listed) in rows {
+            let known = Known {
+                reason: reason.to_owned(),
+                signature: signature.map(str::to_owned),
+            };
+            assert_eq!(
+                known.lists_loss(Some(loss)),
+                listed,
+                "{signature:?} {reason}"
+            );
+        }
+    }
+
+    /// A `timeout` line is waited on in full by a run that rewrites the list.
+    #[test]
+    fn a_rewriting_run_waits_in_full() {
+        let list = parse("0001 hangs ## timeout\n", Path::new("d")).expect("parses");
+        let full = Duration::from_secs(20);
+        assert_eq!(list.time_limit("0001", full), EXPECTED_HANG_LIMIT);
+        assert_eq!(list.waiting_in_full(true).time_limit("0001", full), full);
+    }
+
+    /// One profile's run of cases `(id, status, signature)`.
+    fn profile_run(profile: Profile, cases: &[(&str, Status, Option<&str>)]) -> ProfileRun {
+        let results = cases
+            .iter()
+            .map(|(id, status, signature)| crate::outcome::CaseResult {
+                id: (*id).to_owned(),
+                name: format!("g/c{id}"),
+                description: String::new(),
+                clauses: Vec::new(),
+                status: *status,
+                pointer: None,
+                diff: None,
+                notes: Vec::new(),
+                actual: None,
+                expected: None,
+                signature: signature.map(str::to_owned),
+                elapsed: Duration::ZERO,
+            })
+            .collect();
+        ProfileRun {
+            profile,
+            hello: crate::execute::hello(profile),
+            results,
+        }
+    }
+
+    /// Over several profiles, a line goes only when the case passes under every one, and
+    /// keeps its signature when one profile still differs that way; a line whose case
+    /// now destroys data is never touched, and never doubled.
+    #[test]
+    fn writing_over_profiles_keeps_what_one_still_needs() {
+        let dir = tempfile::tempdir().expect("dir");
+        let path = dir.path().join("list");
+        let text = "0001 omp adds a key on purpose ## /a: 1 -> 2\r\n0002 passes now ## /b: 1 -> 2\r\n0003 differs ## /c: 1 -> 2\r\n";
+        fs::write(&path, text).expect("list");
+        let loss = "unsafe: bytes-kept session.jsonl";
+        let runs = [
+            profile_run(
+                Profile::Omp,
+                &[
+                    ("0001", Status::Divergent, Some("/a: 1 -> 2")),
+                    ("0002", Status::UnexpectedPass, None),
+                    ("0003", Status::Divergent, Some("/c: 1 -> 2")),
+                ],
+            ),
+            profile_run(
+                Profile::Pi,
+                &[
+                    ("0001", Status::UnexpectedPass, None),
+                    ("0002", Status::UnexpectedPass, None),
+                    ("0003", Status::Unsafe, Some(loss)),
+                    ("0004", Status::Unsafe, Some(loss)),
+                ],
+            ),
+        ];
+        let changed = write_signatures(&path, &runs).expect("written");
+        let written = fs::read_to_string(&path).expect("list");
+        assert_eq!(
+            written,
+            format!("0001 omp adds a key on purpose ## /a: 1 -> 2\r\n0003 differs ## /c: 1 -> 2\r\n0004 {UNREVIEWED} ## {loss}\r\n")
+        );
+        assert_eq!(changed.removed, ["0002"]);
+        assert_eq!(changed.unsafe_kept, ["0003"]);
+        assert_eq!(changed.added, ["0004"]);
     }
 }

@@ -15,8 +15,14 @@ pub enum Status {
     Pass,
     /// Output differed from the golden.
     Fail,
-    /// A safety check failed: the implementation destroyed data.
+    /// A safety check failed: the implementation destroyed data. No divergence line
+    /// turns this into anything else, but one that says `unsafe` ([`Status::UnsafeListed`]).
     Unsafe,
+    /// A safety check failed, and the case's id line in the divergence list records
+    /// exactly that loss (its signature is the case's `unsafe: …` signature, and its
+    /// reason is not the `UNREVIEWED` placeholder): the implementation destroys data
+    /// on purpose. Still shown as unsafe everywhere; it does not fail the run.
+    UnsafeListed,
     /// The operation is not supported by the adapter.
     Skipped,
     /// Failed, and listed as a known divergence.
@@ -41,6 +47,7 @@ impl Status {
             Status::Pass => "pass",
             Status::Fail => "fail",
             Status::Unsafe => "unsafe",
+            Status::UnsafeListed => "unsafe-listed",
             Status::Skipped => "skipped",
             Status::Divergent => "divergent",
             Status::DivergentChanged => "divergent-changed",
@@ -55,8 +62,17 @@ impl Status {
     pub fn is_failure(self) -> bool {
         !matches!(
             self,
-            Status::Pass | Status::Skipped | Status::Divergent | Status::DivergentChanged
+            Status::Pass
+                | Status::Skipped
+                | Status::Divergent
+                | Status::DivergentChanged
+                | Status::UnsafeListed
         )
+    }
+
+    /// Whether a safety check failed: the implementation destroyed data, listed or not.
+    pub fn is_unsafe(self) -> bool {
+        matches!(self, Status::Unsafe | Status::UnsafeListed)
     }
 }
 
@@ -90,7 +106,9 @@ pub struct CaseResult {
     pub expected: Option<String>,
     /// How the case differs, in one line: the first difference
     /// (`POINTER: EXPECTED -> ACTUAL`), `error KIND`, or the status (`crash`, `timeout`,
-    /// `protocol-error`); `None` for a pass or a skip. Expected-divergence lists record it.
+    /// `protocol-error`); for a failed safety check `unsafe: WHAT WAS LOST` whatever
+    /// else differs; `None` for a pass or a skip. Expected-divergence lists record it,
+    /// so it holds no control characters and no ` ## ` (`divergences::signature_text`).
     pub signature: Option<String>,
     /// How long the case took, adapter and comparison included.
     pub elapsed: Duration,

@@ -49,11 +49,10 @@ pub fn text(runs: &[ProfileRun], color: bool, corpus: &CorpusVersion) -> String 
             run.profile,
             run.results.len()
         );
-        for r in run
-            .results
-            .iter()
-            .filter(|r| r.status.is_failure() || r.status == Status::DivergentChanged)
-        {
+        for r in run.results.iter().filter(|r| {
+            r.status.is_failure()
+                || matches!(r.status, Status::DivergentChanged | Status::UnsafeListed)
+        }) {
             let status = if r.status == Status::DivergentChanged {
                 paint("33;1", "DIVERGENT (CHANGED)")
             } else {
@@ -94,6 +93,7 @@ pub fn text(runs: &[ProfileRun], color: bool, corpus: &CorpusVersion) -> String 
             Status::Divergent,
             Status::DivergentChanged,
             Status::Unsafe,
+            Status::UnsafeListed,
             Status::UnexpectedPass,
             Status::Timeout,
             Status::Crash,
@@ -220,6 +220,7 @@ fn indices_as_stars(pointer: &str) -> String {
 fn shown(status: Status) -> &'static str {
     match status {
         Status::DivergentChanged => "divergent (changed)",
+        Status::UnsafeListed => "unsafe (listed)",
         other => other.name(),
     }
 }

@@ -66,10 +66,56 @@ pub fn produce(
     hello: &Hello,
     timeout: Duration,
 ) -> Result<(Value, Vec<String>), (Status, String)> {
-    produce_with(case, profile, adapter, hello, timeout, &[]).map(|produced| {
-        let notes = produced.notes();
-        (produced.output, notes)
-    })
+    produce_with(case, profile, adapter, hello, timeout, &[])
+        .map(|produced| {
+            let notes = produced.notes();
+            (produced.output, notes)
+        })
+        .map_err(|unproduced| (unproduced.status(), unproduced.to_string()))
+}
+
+/// Why [`produce_with`] has no output, and what the adapter destroyed before it
+/// stopped: the safety checks run on whatever a timed-out, crashed or confused
+/// adapter left in the case directory.
+#[derive(Debug, Clone)]
+pub struct Unproduced {
+    /// What happened: `timeout`, `crash`, `protocol-error`, `skipped`, or `fail` for a
+    /// case error.
+    pub status: Status,
+    /// What the adapter or the case did: the timeout's request, the crash's message.
+    pub note: String,
+    /// The safety checks that failed on what the adapter left behind.
+    pub unsafe_checks: Vec<SafetyFailure>,
+}
+
+impl Unproduced {
+    /// A failure that left nothing to check (the case directory was never handed over).
+    fn before_the_call(status: Status, note: String) -> Unproduced {
+        Unproduced {
+            status,
+            note,
+            unsafe_checks: Vec::new(),
+        }
+    }
+
+    /// The case's status: `unsafe` when a safety check failed, whatever else happened.
+    pub fn status(&self) -> Status {
+        if self.unsafe_checks.is_empty() {
+            self.status
+        } else {
+            Status::Unsafe
+        }
+    }
+}
+
+impl std::fmt::Display for Unproduced {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.write_str(&self.note)?;
+        for check in &self.unsafe_checks {
+            write!(f, "; {check}")?;
+        }
+        Ok(())
+    }
 }
 
 /// What [`produce_with`] gives.
@@ -108,6 +154,19 @@ pub struct SafetyFailure {
     pub lost: String,
 }
 
+impl SafetyFailure {
+    /// The check as a signature names it: `bytes-kept FILE`, `lines-kept FILE` or
+    /// `single-header`; words from the case, never from the run, so a divergence list
+    /// can record it.
+    pub fn label(&self) -> String {
+        match &self.check {
+            SafetyCheck::BytesKept { file } => format!("bytes-kept {file}"),
+            SafetyCheck::LinesKept { file } => format!("lines-kept {file}"),
+            SafetyCheck::SingleHeader => "single-header".to_owned(),
+        }
+    }
+}
+
 impl std::fmt::Display for SafetyFailure {
     fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
         write!(f, "unsafe: {}", self.lost)
@@ -123,16 +182,21 @@ pub fn produce_with(
     hello: &Hello,
     timeout: Duration,
     extra_types: &[&str],
-) -> Result<Produced, (Status, String)> {
+) -> Result<Produced, Unproduced> {
     // A corpus error fails its case, not the run.
     if let Some(reason) = &case.refused {
-        return Err((Status::Fail, format!("case error: {reason}")));
+        return Err(Unproduced::before_the_call(
+            Status::Fail,
+            format!("case error: {reason}"),
+        ));
     }
-    let case_error = |e: String| (Status::Fail, format!("case error: {e}"));
+    let case_error =
+        |e: String| Unproduced::before_the_call(Status::Fail, format!("case error: {e}"));
+    let crash = |e: String| Unproduced::before_the_call(Status::Crash, e);
     let work = tempfile::Builder::new()
         .prefix("sc-")
         .tempdir_in(work_root())
-        .map_err(|e| (Status::Crash, format!("temp dir: {e}")))?;
+        .map_err(|e| crash(format!("temp dir: {e}")))?;
     // The root is canonical and the directory was just made: its path is canonical too.
     let dir = work.path().to_path_buf();
     let dir_text = dir.to_string_lossy().into_owned();
@@ -140,9 +204,7 @@ pub fn produce_with(
     for (name, bytes) in &case.inputs {
         let path = crate::guard::inside(&dir, name).map_err(|e| case_error(e.to_string()))?;
         if let Some(parent) = path.parent() {
-            folders
-                .make(parent)
-                .map_err(|e| (Status::Crash, e.to_string()))?;
+            folders.make(parent).map_err(|e| crash(e.to_string()))?;
         }
         let written: std::borrow::Cow<[u8]> = if case.file.dir_inputs.contains(name) {
             String::from_utf8_lossy(bytes)
@@ -152,12 +214,12 @@ pub fn produce_with(
         } else {
             bytes.into()
         };
-        fs::write(&path, written).map_err(|e| (Status::Crash, e.to_string()))?;
+        fs::write(&path, written).map_err(|e| crash(e.to_string()))?;
     }
     set_mtimes(&dir, &case.file.mtimes).map_err(case_error)?;
     folders
         .make(&dir.join("home"))
-        .map_err(|e| (Status::Crash, e.to_string()))?;
+        .map_err(|e| crash(e.to_string()))?;
     let args = case.request_args();
     let known = case.known_tokens(&args.text());
     let request = Request {
@@ -169,21 +231,28 @@ pub fn produce_with(
         args,
         faults: case.file.faults.clone(),
     };
+    // Whatever the adapter answers, or fails to, what it left is checked: a timed-out
+    // or crashed adapter (killed by now, with all it started) may have destroyed data.
+    let checked = |status, note| Unproduced {
+        status,
+        note,
+        unsafe_checks: safety_failures(case, &dir),
+    };
     let response = adapter.call(&request, timeout).map_err(|f| match f {
-        Failure::Timeout => (
+        Failure::Timeout => checked(
             Status::Timeout,
             format!(
                 "no response within {}s to `{}`; the request sent: {}",
-                timeout.as_secs(),
+                timeout.as_secs_f64(),
                 case.file.op,
                 request_excerpt(&request)
             ),
         ),
-        Failure::Start(m) | Failure::Crash(m) => (Status::Crash, m),
-        Failure::Protocol(m) => (Status::ProtocolError, m),
+        Failure::Start(m) | Failure::Crash(m) => checked(Status::Crash, m),
+        Failure::Protocol(m) => checked(Status::ProtocolError, m),
     })?;
     if response.unsupported {
-        return Err((
+        return Err(checked(
             Status::Skipped,
             format!("adapter does not support {}", case.file.op),
         ));
@@ -195,17 +264,7 @@ pub fn produce_with(
     };
     strip_extras(&mut response_value, hello);
     strip_error_messages(&mut response_value);
-    let unsafe_checks: Vec<SafetyFailure> = case
-        .file
-        .safety
-        .iter()
-        .filter_map(|check| {
-            safety(check, case, &dir).map(|lost| SafetyFailure {
-                check: check.clone(),
-                lost,
-            })
-        })
-        .collect();
+    let unsafe_checks = safety_failures(case, &dir);
     // Read and emptied in one walk; what could not be removed goes with the directory.
     let mut files = take_snapshot(&dir, &case.inputs);
     let emptied = work.keep();
@@ -242,6 +301,20 @@ pub fn produce_with(
         left_out,
         name_problems,
     })
+}
+
+/// The safety checks of `case` that fail on what is in its directory `dir` now.
+fn safety_failures(case: &Case, dir: &Path) -> Vec<SafetyFailure> {
+    case.file
+        .safety
+        .iter()
+        .filter_map(|check| {
+            safety(check, case, dir).map(|lost| SafetyFailure {
+                check: check.clone(),
+                lost,
+            })
+        })
+        .collect()
 }
 
 /// Removes the lines whose `type` is one of `types` from every file of a snapshot;
@@ -383,7 +456,7 @@ pub fn run_case(
     let mut result = compare_case(case, profile, adapter, hello, limit, divergences);
     if limit < timeout && result.signature.as_deref() == Some(Status::Timeout.name()) {
         result.notes.push(format!(
-            "waited {} ms, not --timeout's {} s: the divergence list expects this case to time out",
+            "waited {} ms, not --timeout's {} s: the divergence list expects this case to time out (`run --write-divergences` waits the whole timeout, and drops the line of a case that now answers)",
             limit.as_millis(),
             timeout.as_secs()
         ));

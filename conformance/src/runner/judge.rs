@@ -16,7 +16,7 @@ use crate::normalize::canonical;
 use crate::outcome::{CaseResult, Status, UNREVIEWED_NOTE};
 use crate::protocol::{Capability, Hello, Operation};
 
-use super::{produce_with, strip_extras, Produced};
+use super::{produce_with, strip_extras, Produced, SafetyFailure};
 
 /// Runs `case` through [`produce_with`] and judges its output (the body of [`super::run_case`]).
 pub(super) fn compare_case(
@@ -58,19 +58,22 @@ pub(super) fn compare_case(
     let extra_types: Vec<&str> = divergences.extra_entry_types().map(|(t, _)| t).collect();
     let produced = match produce_with(case, profile, adapter, hello, timeout, &extra_types) {
         Ok(produced) => produced,
-        Err((status, note)) => {
-            result.status = status;
-            result.notes.push(note);
-            result.signature = Some(status.name().to_owned());
+        Err(unproduced) => {
+            result.status = unproduced.status;
+            result.notes.push(unproduced.note);
+            result.signature = Some(unproduced.status.name().to_owned());
+            let lost = &unproduced.unsafe_checks;
+            result.notes.extend(lost.iter().map(ToString::to_string));
+            mark_unsafe(&mut result, lost);
             return apply_divergence(result, case, divergences, &[]);
         }
     };
     let notes = produced.notes();
-    let safety_failed = !produced.unsafe_checks.is_empty();
     let Produced {
         output: actual,
         left_out,
         name_problems,
+        unsafe_checks,
         ..
     } = produced;
     let golden = case.golden(profile);
@@ -83,28 +86,47 @@ pub(super) fn compare_case(
     if golden_text == Some(actual_text.as_str()) {
         dispose(actual);
     } else {
-        let expected = match parse_golden(golden) {
-            Ok(expected) => expected,
+        match parse_golden(golden) {
+            Ok(expected) => {
+                compare_values(&mut result, expected, actual, case, hello, golden_path);
+            }
             Err(problem) => {
+                // Nothing to compare with; what the adapter destroyed is still judged.
                 result.status = Status::Fail;
                 result.notes.push(golden_note(golden_path, &problem));
                 result.actual = Some(actual_text);
                 result.signature = Some(problem.signature().to_owned());
                 dispose(actual);
+                result.notes.extend(notes);
+                mark_unsafe(&mut result, &unsafe_checks);
                 return result;
             }
-        };
-        compare_values(&mut result, expected, actual, case, hello, golden_path);
+        }
     }
     result.notes.extend(notes);
     fail_on_names(&mut result, &name_problems);
-    if safety_failed {
-        result.status = Status::Unsafe;
-        if result.signature.is_none() {
-            result.signature = Some(Status::Unsafe.name().to_owned());
-        }
-    }
+    mark_unsafe(&mut result, &unsafe_checks);
     apply_divergence(result, case, divergences, &left_out)
+}
+
+/// Makes a result whose safety checks failed `unsafe`, whatever else happened to it (a
+/// difference, an error, a timeout, a crash): its signature becomes `unsafe: ` and the
+/// failed checks' labels ([`SafetyFailure::label`]), and how else it differs is a note.
+/// Only an id line recording that signature lists it ([`apply_divergence`]).
+fn mark_unsafe(result: &mut CaseResult, lost: &[SafetyFailure]) {
+    if lost.is_empty() {
+        return;
+    }
+    if let Some(other) = result.signature.take() {
+        result.notes.push(format!("and besides the loss: {other}"));
+    }
+    let labels: Vec<String> = lost.iter().map(SafetyFailure::label).collect();
+    result.status = Status::Unsafe;
+    result.signature = Some(format!(
+        "{}{}",
+        crate::divergences::UNSAFE_SIGNATURE,
+        labels.join(", ")
+    ));
 }
 
 /// A golden's value, or why there is none: missing, unreadable, or not JSON.
@@ -219,6 +241,13 @@ pub(super) fn apply_divergence(
             .notes
             .push(format!("{note} (expected-divergences entry-type)"));
     }
+    // Signatures are list text: adapter words in them cannot start a line of their own.
+    result.signature = result
+        .signature
+        .map(|s| crate::divergences::signature_text(&s));
+    if result.status == Status::Unsafe {
+        return judge_loss(result, divergences.excuse(case).as_ref());
+    }
     match divergences.excuse(case) {
         Some(Excuse::Id(known)) => {
             result.status = match result.status {
@@ -262,6 +291,35 @@ pub(super) fn apply_divergence(
                 result.notes.extend(reasons);
             }
         }
+    }
+    result
+}
+
+/// An `unsafe` result against its divergence list: it stays `unsafe` unless its id
+/// line records this very loss ([`crate::divergences::Known::lists_loss`]), and then it
+/// is `unsafe-listed`. A category (glob, tag) never lists a loss, nor does a line that
+/// records another difference, a `*` or the `UNREVIEWED` placeholder: each says so in
+/// a note.
+fn judge_loss(mut result: CaseResult, excuse: Option<&Excuse<'_>>) -> CaseResult {
+    let now = result.signature.as_deref();
+    match excuse {
+        Some(Excuse::Id(known)) if known.lists_loss(now) => {
+            result.status = Status::UnsafeListed;
+            result
+                .notes
+                .push(format!("known divergence, a known loss: {}", known.reason));
+        }
+        Some(Excuse::Id(known)) => result.notes.push(format!(
+            "the divergence list's line for this case does not list this loss (it records {}{}): a loss is listed only by a reviewed id line signed `{}`",
+            known.signature.as_deref().unwrap_or("no signature"),
+            if crate::divergences::is_unreviewed(&known.reason) { ", reason UNREVIEWED" } else { "" },
+            now.unwrap_or_default()
+        )),
+        Some(Excuse::Category(selector, _)) => result.notes.push(format!(
+            "{selector} in the divergence list does not excuse a loss: only an id line signed `{}` lists one",
+            now.unwrap_or_default()
+        )),
+        None => {}
     }
     result
 }

@@ -48,9 +48,11 @@ pub struct Args {
     #[arg(long)]
     expect: Option<PathBuf>,
     /// After the run, write each listed case's signature (how it differs now) into the
-    /// `--expect` list, remove the ids that now pass, and add each failure with the
-    /// placeholder reason `UNREVIEWED` (later runs say so until a reason is written); a
-    /// missing list is made, so one run seeds it.
+    /// `--expect` list, remove the ids that now pass under every profile run, and add
+    /// each failure with the placeholder reason `UNREVIEWED` (later runs say so until a
+    /// reason is written); a missing list is made, so one run seeds it. Such a run waits
+    /// the whole --timeout for every case. A case that destroys data is never listed by
+    /// this: its line stays `unsafe` until someone writes its reason.
     #[arg(long, requires = "expect")]
     write_divergences: bool,
     /// Cases run in parallel (one adapter process each); default: the number of CPUs.
@@ -127,7 +129,7 @@ pub fn run(args: &Args) -> Result<ExitCode, String> {
         let mut harness = Harness::new(&corpus_root)
             .loaded(Arc::clone(&cases))
             .profile(profile)
-            .ignore(divergences.clone())
+            .ignore(divergences.clone().waiting_in_full(args.write_divergences))
             .jobs(
                 args.jobs
                     .unwrap_or_else(|| std::thread::available_parallelism().map_or(1, usize::from)),
@@ -175,6 +177,14 @@ pub fn run(args: &Args) -> Result<ExitCode, String> {
                 format!(" ({})", changed.removed.join(", "))
             }
         );
+        if !changed.unsafe_kept.is_empty() {
+            eprintln!(
+                "session-conformance: {}: {} listed case(s) now destroy data and stay unsafe: {}; review each and sign its line with the case's `unsafe: …` signature only if the loss is by design",
+                path.display(),
+                changed.unsafe_kept.len(),
+                changed.unsafe_kept.join(", ")
+            );
+        }
     }
     Ok(status(harness::all_good(&runs)))
 }

@@ -93,7 +93,7 @@ pub(super) fn compare(
             }
             canonical(&without_keys(value, &options.ignore_keys))
         }
-        Err((status, message)) => format!("{}: {message}\n", status.name()),
+        Err(unproduced) => format!("{}: {unproduced}\n", unproduced.status().name()),
     };
     let expected = canonical(&without_keys(expected, &options.ignore_keys));
     Ok(if expected != actual {

@@ -57,7 +57,8 @@ impl Bucket {
         match status {
             "pass" | "passed" => Bucket::Passed,
             "skipped" => Bucket::Skipped,
-            "unsafe" => Bucket::Unsafe,
+            // `unsafe-listed` too: a listed loss is still a loss.
+            s if s.starts_with("unsafe") => Bucket::Unsafe,
             s if s.starts_with("divergent") => Bucket::Divergent,
             _ => Bucket::Failed,
         }
