@@ -39,6 +39,37 @@ pub struct Difference {
     pub expected: String,
     /// The actual value there, as [`Difference::expected`].
     pub actual: String,
+    /// What kind of difference it is.
+    pub kind: DifferenceKind,
+}
+
+/// The kind of a [`Difference`]: what a divergence line's `diff:` part names.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum DifferenceKind {
+    /// The actual output has a key or array item the golden has not (`diff:added`).
+    Added,
+    /// The actual output lacks a key or array item the golden has (`diff:missing`).
+    Missing,
+    /// Both have a value there, and they differ (`diff:changed`).
+    Changed,
+}
+
+impl DifferenceKind {
+    /// The kind's name in a divergence line: `added`, `missing`, `changed`.
+    pub fn name(self) -> &'static str {
+        match self {
+            DifferenceKind::Added => "added",
+            DifferenceKind::Missing => "missing",
+            DifferenceKind::Changed => "changed",
+        }
+    }
+
+    /// The kind named `name`, if any.
+    pub fn from_name(name: &str) -> Option<DifferenceKind> {
+        [Self::Added, Self::Missing, Self::Changed]
+            .into_iter()
+            .find(|kind| kind.name() == name)
+    }
 }
 
 impl Difference {
@@ -155,10 +186,16 @@ fn difference(
             p
         })
     };
+    let kind = match (expected, actual) {
+        (None, _) => DifferenceKind::Added,
+        (_, None) => DifferenceKind::Missing,
+        _ => DifferenceKind::Changed,
+    };
     Difference {
         pointer,
         expected: short(expected),
         actual: short(actual),
+        kind,
     }
 }
 

@@ -139,7 +139,7 @@ pub struct FuzzRun {
 fn excuse(case: &Case, divergences: &Divergences) -> Option<String> {
     divergences.excuse(case).map(|excuse| match excuse {
         Excuse::Id(known) => format!("{}: {}", case.id(), known.reason),
-        Excuse::Category(selector, reason) => format!("{selector}: {reason}"),
+        Excuse::Category(line) => format!("{}: {}", line.text, line.reason),
     })
 }
 

@@ -144,8 +144,13 @@ fn reasons<'a>(cases: &[&Case], list: &'a Divergences) -> Vec<(&'a str, Vec<Stri
     for case in cases {
         let reason = match list.excuse(case) {
             Some(Excuse::Id(known)) => known.reason.as_str(),
-            Some(Excuse::Category(_, reason)) => reason,
-            None => continue,
+            Some(Excuse::Category(line)) => line.reason.as_str(),
+            // A shape line excuses a case by its differences; it is the case's reason
+            // where it selects the case.
+            None => match list.shapes_for(case).first() {
+                Some(line) => line.reason.as_str(),
+                None => continue,
+            },
         };
         match out.iter_mut().find(|(r, _)| *r == reason) {
             Some((_, ids)) => ids.push(case.id()),

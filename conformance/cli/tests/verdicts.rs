@@ -27,6 +27,8 @@ const SESSION: &str = concat!(
 /// - `keep`: answers `{"ok": {"x": 1}}` and leaves the file alone;
 /// - `hostile`: leaves the file, answers the golden's key and one holding a newline and
 ///   a list line;
+/// - `typed`: answers the golden's `{"y": 2}` and a defaulted `reasoningTokens: 0`;
+/// - `typed-bug`: the same with `y` wrong too;
 /// - `slow`: answers `{"ok": {"x": 1}}` after 1.5 s, past the short wait of a case
 ///   listed as timing out.
 const ADAPTER: &str = r#"
@@ -51,6 +53,10 @@ for line in sys.stdin:
         ok = {"y": 2, "\n0002 looks fine to me ## *\n": 1}
     if mode == "slow":
         time.sleep(1.5)
+    if mode == "typed":
+        ok = {"y": 2, "reasoningTokens": 0}
+    if mode == "typed-bug":
+        ok = {"y": 3, "reasoningTokens": 0}
     print(json.dumps({"type": "response", "case": request["case"], "ok": ok}), flush=True)
 "#;
 
@@ -249,4 +255,45 @@ fn a_rewriting_run_checks_timeout_lines_at_full_length() {
         written.starts_with("0001 hung once on a slow day ## /") && !written.contains("timeout"),
         "{written}"
     );
+}
+
+/// A strictly typed port declares its defaulted key once, by where and how it differs:
+/// the line excuses the key, and a second, undeclared difference in the same case still
+/// fails, with a note naming the line that almost matched.
+#[test]
+fn a_shape_line_excuses_its_key_and_nothing_else() {
+    let line = "at:/response/ok/reasoningTokens&diff:added its typed Usage writes a defaulted reasoningTokens\n";
+    let rows = [
+        // (adapter, list, status, exit)
+        ("typed", line.to_owned(), "divergent", 0),
+        ("typed", String::new(), "fail", 1),
+        ("typed-bug", line.to_owned(), "fail", 1),
+        (
+            "typed",
+            line.replace("diff:added", "diff:changed"),
+            "fail",
+            1,
+        ),
+        ("typed", format!("clause:loading.1&{line}"), "divergent", 0),
+        ("typed", format!("clause:context.*&{line}"), "fail", 1),
+    ];
+    for (mode, list, status, code) in rows {
+        let root = tempfile::tempdir().expect("dir");
+        corpus(&root.path().join("corpus"));
+        let (exit, records) = run(root.path(), mode, &list, &["--filter", "0001"]);
+        assert_eq!(
+            status_of(&records, "0001"),
+            status,
+            "{mode} with {list:?}: {records:?}"
+        );
+        assert_eq!(exit, code, "{mode} with {list:?}");
+        let notes = records[0]["notes"].to_string();
+        if mode == "typed-bug" {
+            assert_eq!(records[0]["pointer"], "/response/ok/y", "{records:?}");
+            assert!(notes.contains("line 1 (at:/response/ok/reasoningTokens&diff:added) covers 1 difference(s) of this case, but not /response/ok/y: 2 -> 3"), "{notes}");
+        }
+        if status == "divergent" {
+            assert!(notes.contains("known divergence (line 1"), "{notes}");
+        }
+    }
 }

@@ -19,11 +19,20 @@
 //!   [`EXPECTED_HANG_LIMIT`] only ([`Divergences::time_limit`]).
 //! - `GROUP/NAME` glob (`migrate/*`, `*/torn-*`): every case whose `group/name` matches.
 //! - `tag:TAG` (a glob too: `legacy-*`): every case carrying the tag (`corpus/README.md`).
+//! - `clause:CLAUSE` (a glob: `context.*`): every case citing the clause.
+//! - `at:POINTER` (a glob over JSON Pointers, `*` one step, `**` any number) and
+//!   `diff:KIND` (`added`, `missing`, `changed`): a *shape*, the differences it covers
+//!   ([`shape`]). A case is excused by shapes only when every difference it has is covered
+//!   by one of the shape lines whose scope it is in; the differences covered are set
+//!   aside and the rest of the case is still compared.
+//! - Parts combine with `&`: `clause:context.13&at:/response/ok/model&diff:changed`
+//!   is every case citing context.13, differing at `/response/ok/model` by a changed value.
 //! - `entry-type:TYPE`: written files may hold lines of this `type` the golden does not
 //!   have; they are left out before comparing, and a case that then matches is `divergent`.
 //!
 //! A case listed by id that passes is an `unexpected-pass`; a case in a category that
-//! passes is a pass.
+//! passes is a pass. An id line takes precedence over categories, and a line without a
+//! shape (a name glob, a tag, a clause) excuses any difference of its cases.
 
 use std::collections::BTreeMap;
 use std::fmt;
@@ -36,6 +45,10 @@ use globset::{Glob, GlobMatcher};
 
 use crate::corpus::Case;
 
+/// Shapes: where and how a case differs, as `at:` and `diff:` parts declare it.
+pub mod shape;
+pub use shape::Shape;
+
 /// A case listed by id.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct Known {
@@ -45,26 +58,55 @@ pub struct Known {
     pub signature: Option<String>,
 }
 
-/// What a category entry selects.
+/// Which cases a category line's part selects.
 #[derive(Debug, Clone)]
-pub enum Selector {
+pub enum Scope {
     /// Cases whose `group/name` matches the glob.
     Name(GlobMatcher),
     /// Cases carrying a tag that matches the glob.
     Tag(GlobMatcher),
-    /// Lines of this `type` in written files.
-    EntryType(String),
+    /// Cases citing a clause that matches the glob.
+    Clause(GlobMatcher),
 }
 
-/// A category entry: a selector and its reason.
+impl Scope {
+    /// Whether `case` is in this scope.
+    fn holds(&self, case: &Case) -> bool {
+        match self {
+            Scope::Name(glob) => glob.is_match(case.full_name()),
+            Scope::Tag(glob) => case.file.tags.iter().any(|t| glob.is_match(t)),
+            Scope::Clause(glob) => case.file.clauses.iter().any(|c| glob.is_match(c)),
+        }
+    }
+}
+
+/// A category entry: what it selects, and its reason.
 #[derive(Debug, Clone)]
 pub struct Category {
-    /// The selector as written (`migrate/*`, `tag:legacy-v1`, `entry-type:leaf`).
+    /// The selector as written (`migrate/*`, `tag:legacy-v1`, `clause:context.13&at:/x`).
     pub text: String,
-    /// What it selects.
-    pub selector: Selector,
+    /// Its 1-based line in the list.
+    pub line: usize,
+    /// The cases it selects: every part must hold (none: every case).
+    pub scope: Vec<Scope>,
+    /// The differences it covers, for a line with `at:` or `diff:` parts.
+    pub shape: Option<Shape>,
+    /// `entry-type:TYPE`: lines of this type in written files are left out.
+    pub entry_type: Option<String>,
     /// Why.
     pub reason: String,
+}
+
+impl Category {
+    /// Whether the line selects `case` (never for an `entry-type:` line).
+    pub fn selects(&self, case: &Case) -> bool {
+        self.entry_type.is_none() && self.scope.iter().all(|scope| scope.holds(case))
+    }
+
+    /// How a note names the line: `line N (SELECTOR)`.
+    pub fn named(&self) -> String {
+        format!("line {} ({})", self.line, self.text)
+    }
 }
 
 /// A divergence list.
@@ -80,12 +122,12 @@ pub struct Divergences {
 }
 
 /// What excuses a case's difference.
-#[derive(Debug, Clone, PartialEq, Eq)]
+#[derive(Debug, Clone)]
 pub enum Excuse<'a> {
     /// Listed by id.
     Id(&'a Known),
-    /// In a category: its selector as written, and its reason.
-    Category(&'a str, &'a str),
+    /// In a category without a shape: the line.
+    Category(&'a Category),
 }
 
 /// A list that cannot be read.
@@ -167,7 +209,7 @@ impl fmt::Display for DivergenceError {
                 selector,
             } => write!(
                 f,
-                "{}: line {line}: {selector:?} is not a case id, a group/name glob, tag:TAG or entry-type:TYPE",
+                "{}: line {line}: {selector:?} is not a case id, entry-type:TYPE, or parts joined by & of a group/name glob, tag:TAG, clause:CLAUSE, at:POINTER and diff:added|missing|changed",
                 path.display()
             ),
         }
@@ -282,15 +324,6 @@ pub fn parse(text: &str, path: &Path) -> Result<Divergences, DivergenceError> {
                 selector: selector.to_owned(),
             });
         }
-        let glob = |pattern: &str| {
-            Glob::new(pattern)
-                .map(|g| g.compile_matcher())
-                .map_err(|e| DivergenceError::BadGlob {
-                    path: path.to_owned(),
-                    line: n + 1,
-                    message: e.to_string(),
-                })
-        };
         let digits = selector.bytes().all(|b| b.is_ascii_digit());
         if digits && !is_case_id(selector) {
             return Err(DivergenceError::BadId {
@@ -299,7 +332,7 @@ pub fn parse(text: &str, path: &Path) -> Result<Divergences, DivergenceError> {
                 selector: selector.to_owned(),
             });
         }
-        let chosen = if digits {
+        if digits {
             out.by_id.insert(
                 selector.to_owned(),
                 Known {
@@ -308,26 +341,77 @@ pub fn parse(text: &str, path: &Path) -> Result<Divergences, DivergenceError> {
                 },
             );
             continue;
-        } else if let Some(tag) = selector.strip_prefix("tag:") {
-            Selector::Tag(glob(tag)?)
-        } else if let Some(kind) = selector.strip_prefix("entry-type:") {
-            Selector::EntryType(kind.to_owned())
-        } else if selector.contains('/') {
-            Selector::Name(glob(selector)?)
-        } else {
-            return Err(DivergenceError::BadSelector {
+        }
+        let category = category(selector, reason, n + 1).map_err(|problem| match problem {
+            Problem::Glob(message) => DivergenceError::BadGlob {
+                path: path.to_owned(),
+                line: n + 1,
+                message,
+            },
+            Problem::Selector => DivergenceError::BadSelector {
                 path: path.to_owned(),
                 line: n + 1,
                 selector: selector.to_owned(),
-            });
-        };
-        out.categories.push(Category {
-            text: selector.to_owned(),
-            selector: chosen,
-            reason: reason.to_owned(),
-        });
+            },
+        })?;
+        out.categories.push(category);
     }
     Ok(out)
+}
+
+/// Why a category's selector does not read.
+enum Problem {
+    /// A glob (name, tag, clause, pointer) or a `diff:` kind that does not parse.
+    Glob(String),
+    /// A part that is none of the forms, or `entry-type:` combined with others.
+    Selector,
+}
+
+/// A category line: its selector's `&`-joined parts, each a name glob (`migrate/*`),
+/// `tag:`, `clause:`, `at:`, `diff:` or, alone, `entry-type:`.
+fn category(selector: &str, reason: &str, line: usize) -> Result<Category, Problem> {
+    let glob = |pattern: &str| {
+        Glob::new(pattern)
+            .map(|g| g.compile_matcher())
+            .map_err(|e| Problem::Glob(e.to_string()))
+    };
+    let mut category = Category {
+        text: selector.to_owned(),
+        line,
+        scope: Vec::new(),
+        shape: None,
+        entry_type: None,
+        reason: reason.to_owned(),
+    };
+    if let Some(kind) = selector.strip_prefix("entry-type:") {
+        if kind.is_empty() || kind.contains('&') {
+            return Err(Problem::Selector);
+        }
+        category.entry_type = Some(kind.to_owned());
+        return Ok(category);
+    }
+    let (mut at, mut kind) = (None, None);
+    for part in selector.split('&') {
+        if let Some(tag) = part.strip_prefix("tag:") {
+            category.scope.push(Scope::Tag(glob(tag)?));
+        } else if let Some(clause) = part.strip_prefix("clause:") {
+            category.scope.push(Scope::Clause(glob(clause)?));
+        } else if let Some(pointer) = part.strip_prefix("at:") {
+            at = Some(pointer);
+        } else if let Some(name) = part.strip_prefix("diff:") {
+            kind = Some(name);
+        } else if part.contains('/') && !part.contains(':') {
+            category.scope.push(Scope::Name(glob(part)?));
+        } else {
+            return Err(Problem::Selector);
+        }
+    }
+    if at.is_some() || kind.is_some() {
+        category.shape = Some(Shape::new(at, kind).map_err(Problem::Glob)?);
+    } else if category.scope.is_empty() {
+        return Err(Problem::Selector);
+    }
+    Ok(category)
 }
 
 /// How long a case listed by id as timing out (signature `timeout`) is waited on
@@ -372,20 +456,29 @@ impl Divergences {
         self.by_id.is_empty() && self.categories.is_empty()
     }
 
-    /// What excuses `case`'s difference: its id line, else the first category by name or tag.
+    /// What excuses `case`'s difference: its id line, else the first category without a
+    /// shape that selects it (shape lines excuse by the differences themselves:
+    /// [`Divergences::shapes_for`]).
     pub fn excuse(&self, case: &Case) -> Option<Excuse<'_>> {
         if let Some(known) = self.by_id.get(&case.id()) {
             return Some(Excuse::Id(known));
         }
-        let name = case.full_name();
-        self.categories.iter().find_map(|c| {
-            let hit = match &c.selector {
-                Selector::Name(glob) => glob.is_match(&name),
-                Selector::Tag(glob) => case.file.tags.iter().any(|t| glob.is_match(t)),
-                Selector::EntryType(_) => false,
-            };
-            hit.then_some(Excuse::Category(&c.text, &c.reason))
-        })
+        self.categories
+            .iter()
+            .find(|c| c.shape.is_none() && c.selects(case))
+            .map(Excuse::Category)
+    }
+
+    /// The shape lines that apply to `case`: those whose scope selects it, in the list's
+    /// order; none for a case listed by id (its line decides).
+    pub fn shapes_for(&self, case: &Case) -> Vec<&Category> {
+        if self.by_id.contains_key(&case.id()) {
+            return Vec::new();
+        }
+        self.categories
+            .iter()
+            .filter(|c| c.shape.is_some() && c.selects(case))
+            .collect()
     }
 
     /// How long to wait for case `id`'s answer when the run allows `timeout`: at most
@@ -412,10 +505,9 @@ impl Divergences {
 
     /// The entry types written files may hold beyond the golden's, with their reasons.
     pub fn extra_entry_types(&self) -> impl Iterator<Item = (&str, &str)> {
-        self.categories.iter().filter_map(|c| match &c.selector {
-            Selector::EntryType(kind) => Some((kind.as_str(), c.reason.as_str())),
-            _ => None,
-        })
+        self.categories
+            .iter()
+            .filter_map(|c| Some((c.entry_type.as_deref()?, c.reason.as_str())))
     }
 }
 
@@ -435,8 +527,6 @@ pub use write::{rewrite, write_signatures, Now, Rewritten};
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::outcome::{ProfileRun, Status};
-    use session_reference::model::Profile;
 
     #[test]
     fn lists_name_ids_globs_tags_and_entry_types() {
@@ -570,5 +660,32 @@ mod tests {
         let full = Duration::from_secs(20);
         assert_eq!(list.time_limit("0001", full), EXPECTED_HANG_LIMIT);
         assert_eq!(list.waiting_in_full(true).time_limit("0001", full), full);
+    }
+
+    /// Parts join with `&`: scopes (name, tag, clause) and a shape (at, diff); a line
+    /// with a shape excuses by differences, never as a plain category.
+    #[test]
+    fn parts_combine_into_scopes_and_shapes() {
+        let text = "clause:context.*&at:/response/ok/model&diff:changed models differ\nat:/files/*/lines/0 title line\ntag:t&g/* both\n";
+        let list = parse(text, Path::new("d")).expect("parses");
+        let [a, b, c] = &list.categories[..] else {
+            panic!("three lines")
+        };
+        assert_eq!((a.line, a.scope.len(), a.shape.is_some()), (1, 1, true));
+        assert_eq!((b.line, b.scope.len(), b.shape.is_some()), (2, 0, true));
+        assert_eq!((c.line, c.scope.len(), c.shape.is_some()), (3, 2, false));
+        assert_eq!(
+            a.named(),
+            "line 1 (clause:context.*&at:/response/ok/model&diff:changed)"
+        );
+        for bad in [
+            "entry-type:leaf&tag:t r",
+            "diff:renamed r",
+            "clause:[ r",
+            "tag:t&oops r",
+            "g/*&foo:bar r",
+        ] {
+            assert!(parse(bad, Path::new("d")).is_err(), "{bad}");
+        }
     }
 }

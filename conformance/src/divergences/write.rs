@@ -172,7 +172,6 @@ pub fn write_signatures(
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::divergences::Known;
     use crate::outcome::{ProfileRun, Status};
     use session_reference::model::Profile;
     use std::time::Duration;

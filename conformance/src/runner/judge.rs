@@ -10,7 +10,8 @@ use session_reference::model::Profile;
 use crate::adapter::Adapter;
 use crate::compare::{self, dispose, Numbers};
 use crate::corpus::{Case, Golden, GoldenProblem};
-use crate::divergences::{Divergences, Excuse};
+use crate::divergences::shape::{self, SetAside};
+use crate::divergences::{Category, Divergences, Excuse, Shape};
 use crate::names::NameProblem;
 use crate::normalize::canonical;
 use crate::outcome::{CaseResult, Status, UNREVIEWED_NOTE};
@@ -88,7 +89,13 @@ pub(super) fn compare_case(
     } else {
         match parse_golden(golden) {
             Ok(expected) => {
-                compare_values(&mut result, expected, actual, case, hello, golden_path);
+                let judged = Judged {
+                    case,
+                    hello,
+                    golden_path,
+                    divergences,
+                };
+                compare_values(&mut result, expected, actual, &judged);
             }
             Err(problem) => {
                 // Nothing to compare with; what the adapter destroyed is still judged.
@@ -148,14 +155,27 @@ pub(super) fn golden_note(path: &Path, problem: &GoldenProblem) -> String {
 /// files' lines as written, everything else by value. A difference is shown after
 /// the created ids of the output are aligned with the golden's
 /// ([`compare::align_ids`]), with the first difference's pointer and a diff.
+/// What a comparison is made for: the case, the adapter's hello, the golden's path and
+/// the divergence list whose shape lines may cover the differences.
+pub(super) struct Judged<'a> {
+    pub(super) case: &'a Case,
+    pub(super) hello: &'a Hello,
+    pub(super) golden_path: &'a Path,
+    pub(super) divergences: &'a Divergences,
+}
+
 pub(super) fn compare_values(
     result: &mut CaseResult,
     mut expected: Value,
     mut actual: Value,
-    case: &Case,
-    hello: &Hello,
-    golden_path: &Path,
+    judged: &Judged<'_>,
 ) {
+    let Judged {
+        case,
+        hello,
+        golden_path,
+        divergences,
+    } = *judged;
     if let Some(response) = expected.get_mut("response") {
         strip_extras(response, hello);
     }
@@ -172,9 +192,17 @@ pub(super) fn compare_values(
         return;
     }
     compare::align_ids(&expected, &mut actual);
-    let difference = compare::first_difference(&expected, &actual, Numbers::Output);
+    let mut difference = compare::first_difference(&expected, &actual, Numbers::Output);
+    let shapes = divergences.shapes_for(case);
+    if !shapes.is_empty() {
+        if let Some(other) = judge_shapes(result, &expected, &actual, &shapes) {
+            difference = Some(other);
+        }
+    }
     let (expected_text, actual_text) = (canonical(&expected), canonical(&actual));
-    result.status = Status::Fail;
+    if result.status != Status::Divergent {
+        result.status = Status::Fail;
+    }
     result.signature = Some(signature(&expected, &actual, difference.as_ref()));
     result.pointer = difference.map(|d| d.pointer);
     result.diff = Some(unified_diff(
@@ -186,6 +214,55 @@ pub(super) fn compare_values(
     result.expected = Some(expected_text);
     dispose(expected);
     dispose(actual);
+}
+
+/// Sets aside the differences the case's shape lines cover ([`shape::set_aside`]): when
+/// they cover all, the result is `divergent` with a note per line; when they cover
+/// some, a note says which line almost matched, and the first difference none covers is
+/// returned to be the case's.
+fn judge_shapes(
+    result: &mut CaseResult,
+    expected: &Value,
+    actual: &Value,
+    shapes: &[&Category],
+) -> Option<compare::Difference> {
+    let declared: Vec<&Shape> = shapes.iter().filter_map(|c| c.shape.as_ref()).collect();
+    let mut patched = actual.clone();
+    let outcome = shape::set_aside(expected, &mut patched, &declared);
+    dispose(patched);
+    match outcome {
+        SetAside::All(by) => {
+            result.status = Status::Divergent;
+            for (line, n) in by {
+                let line = shapes[line];
+                result.notes.push(format!(
+                    "known divergence ({}, {n} difference(s)): {}",
+                    line.named(),
+                    line.reason
+                ));
+            }
+            None
+        }
+        SetAside::Partly(by, other) => {
+            let before = result.notes.len();
+            for (line, n) in by {
+                result.notes.push(format!(
+                    "{} covers {n} difference(s) of this case, but not {}",
+                    shapes[line].named(),
+                    other.signature()
+                ));
+            }
+            if result.notes.len() == before {
+                let named: Vec<String> = shapes.iter().map(|c| c.named()).collect();
+                result.notes.push(format!(
+                    "the shape line(s) {} select this case but cover none of its differences; the first: {}",
+                    named.join(", "),
+                    other.signature()
+                ));
+            }
+            Some(other)
+        }
+    }
 }
 
 /// The hello capability of an adapter whose created file names are not part of its
@@ -220,7 +297,9 @@ fn fail_on_names(result: &mut CaseResult, problems: &[NameProblem]) {
     result
         .notes
         .extend(problems.iter().map(|problem| format!("name: {problem}")));
-    if result.status == Status::Pass {
+    // A case whose differences shape lines cover is `divergent` on its values only:
+    // names break a rule no shape declares.
+    if matches!(result.status, Status::Pass | Status::Divergent) {
         result.status = Status::Fail;
         result.signature = Some(first.signature());
     }
@@ -270,15 +349,17 @@ pub(super) fn apply_divergence(
                 .notes
                 .push(format!("known divergence: {}", known.reason));
         }
-        Some(Excuse::Category(selector, reason)) => {
+        Some(Excuse::Category(line)) => {
             if result.status == Status::Pass && left_out.is_empty() {
                 return result;
             }
             if result.status != Status::Skipped {
                 result.status = Status::Divergent;
-                result
-                    .notes
-                    .push(format!("known divergence ({selector}): {reason}"));
+                result.notes.push(format!(
+                    "known divergence ({}): {}",
+                    line.named(),
+                    line.reason
+                ));
             }
         }
         None => {
@@ -315,8 +396,9 @@ fn judge_loss(mut result: CaseResult, excuse: Option<&Excuse<'_>>) -> CaseResult
             if crate::divergences::is_unreviewed(&known.reason) { ", reason UNREVIEWED" } else { "" },
             now.unwrap_or_default()
         )),
-        Some(Excuse::Category(selector, _)) => result.notes.push(format!(
-            "{selector} in the divergence list does not excuse a loss: only an id line signed `{}` lists one",
+        Some(Excuse::Category(line)) => result.notes.push(format!(
+            "{} of the divergence list does not excuse a loss: only an id line signed `{}` lists one",
+            line.named(),
             now.unwrap_or_default()
         )),
         None => {}
