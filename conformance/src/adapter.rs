@@ -200,10 +200,7 @@ impl ProcessAdapter {
             wait,
         )
         .and_then(|()| receive(&mut running, wait))
-        .and_then(|line| {
-            serde_json::from_str::<Hello>(&line)
-                .map_err(|e| Failure::Protocol(format!("bad hello: {e}: {}", line.trim())))
-        });
+        .and_then(|line| read_hello(&line));
         match result {
             Ok(hello) => {
                 self.hello = Some(hello);
@@ -395,7 +392,7 @@ fn receive(running: &mut Running, timeout: Duration) -> Result<String, Failure> 
     match running.answers.next_watching(timeout, &mut running.child) {
         Line::Text(text) => Ok(text),
         Line::TooLong => Err(Failure::Protocol(format!(
-            "response longer than {MAX_RESPONSE_BYTES} bytes"
+            "response longer than the limit of {MAX_RESPONSE_BYTES} bytes (adapter::MAX_RESPONSE_BYTES)"
         ))),
         Line::Exited(status) => Err(Failure::Crash(format!(
             "exited with {}",
@@ -404,6 +401,14 @@ fn receive(running: &mut Running, timeout: Duration) -> Result<String, Failure> 
         Line::Eof => Err(Failure::Crash("closed its stdout".into())),
         Line::Timeout => Err(Failure::Timeout),
     }
+}
+
+/// Reads the adapter's hello line, its values counted first as a response's are.
+fn read_hello(line: &str) -> Result<Hello, Failure> {
+    crate::guard::check_values(line.as_bytes(), crate::guard::MAX_MESSAGE_VALUES)
+        .map_err(|e| Failure::Protocol(format!("hello {e} (guard::MAX_MESSAGE_VALUES)")))?;
+    serde_json::from_str::<Hello>(line)
+        .map_err(|e| Failure::Protocol(format!("bad hello: {e}: {}", truncate(line.trim(), 200))))
 }
 
 fn parse_response(line: &str, case: &str) -> Result<Response, Failure> {
@@ -428,14 +433,10 @@ fn parse_response(line: &str, case: &str) -> Result<Response, Failure> {
 /// surrogate, a repeated key, not a response) takes the way through a JSON value,
 /// which gives the same response or says what is wrong.
 fn read_response(line: &str) -> Result<Response, String> {
-    // Each object and array becomes a value of a hundred bytes or more: memory by bytes.
-    let values = crate::guard::containers(line.as_bytes());
-    if values > crate::guard::MAX_INPUT_CONTAINERS {
-        return Err(format!(
-            "response holds {values} JSON objects and arrays, more than the limit of {}",
-            crate::guard::MAX_INPUT_CONTAINERS
-        ));
-    }
+    // Each value costs the runner a few hundred bytes, however few it is written in
+    // (`0,`): memory by bytes, not by values.
+    crate::guard::check_values(line.as_bytes(), crate::guard::MAX_MESSAGE_VALUES)
+        .map_err(|e| format!("response {e} (guard::MAX_MESSAGE_VALUES)"))?;
     if let Ok(response) = serde_json::from_str::<Response>(line) {
         return Ok(response);
     }

@@ -382,7 +382,7 @@ impl Harness {
                     let hello = own_hello.unwrap_or_else(|_| hello.clone());
                     while let Some(&i) = order.get(next.fetch_add(1, Ordering::SeqCst)) {
                         let case = cases[i];
-                        let result = run_case(
+                        let mut result = run_case(
                             case,
                             self.profile,
                             adapter.as_mut(),
@@ -390,6 +390,8 @@ impl Harness {
                             self.timeout,
                             &self.divergences,
                         );
+                        // What a run keeps of each case, and writes, is bounded.
+                        result.bound_texts();
                         let n = done.fetch_add(1, Ordering::SeqCst) + 1;
                         if self.progress {
                             eprint!(
