@@ -66,6 +66,13 @@ pub trait Adapter: Send {
     fn hello(&mut self) -> Result<Hello, Failure>;
     /// Runs one request.
     fn call(&mut self, request: &Request, timeout: Duration) -> Result<Response, Failure>;
+    /// Whether [`Adapter::call`] and [`Adapter::hello`] return within their time limits
+    /// by themselves (an adapter process does: it is killed at the limit). The harness
+    /// calls any other adapter on a thread of its own and stops waiting at the limit
+    /// ([`crate::watch`]). No by default.
+    fn keeps_time(&self) -> bool {
+        false
+    }
 }
 
 /// A request's JSON text, in a buffer sized for it at once: the arguments can be
@@ -245,6 +252,11 @@ impl Adapter for ProcessAdapter {
         self.hello
             .clone()
             .ok_or_else(|| Failure::Protocol("no hello".into()))
+    }
+
+    /// Killed at the limit: `send` and `receive` wait with `poll` until the deadline.
+    fn keeps_time(&self) -> bool {
+        true
     }
 
     fn call(&mut self, request: &Request, timeout: Duration) -> Result<Response, Failure> {
