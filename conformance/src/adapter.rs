@@ -66,6 +66,13 @@ pub trait Adapter: Send {
     fn hello(&mut self) -> Result<Hello, Failure>;
     /// Runs one request.
     fn call(&mut self, request: &Request, timeout: Duration) -> Result<Response, Failure>;
+    /// Whether [`Adapter::call`] and [`Adapter::hello`] return within their time limits
+    /// by themselves (an adapter process does: it is killed at the limit). The harness
+    /// calls any other adapter on a thread of its own and stops waiting at the limit
+    /// ([`crate::watch`]). No by default.
+    fn keeps_time(&self) -> bool {
+        false
+    }
 }
 
 /// A request's JSON text, in a buffer sized for it at once: the arguments can be
@@ -200,10 +207,7 @@ impl ProcessAdapter {
             wait,
         )
         .and_then(|()| receive(&mut running, wait))
-        .and_then(|line| {
-            serde_json::from_str::<Hello>(&line)
-                .map_err(|e| Failure::Protocol(format!("bad hello: {e}: {}", line.trim())))
-        });
+        .and_then(|line| read_hello(&line));
         match result {
             Ok(hello) => {
                 self.hello = Some(hello);
@@ -248,6 +252,11 @@ impl Adapter for ProcessAdapter {
         self.hello
             .clone()
             .ok_or_else(|| Failure::Protocol("no hello".into()))
+    }
+
+    /// Killed at the limit: `send` and `receive` wait with `poll` until the deadline.
+    fn keeps_time(&self) -> bool {
+        true
     }
 
     fn call(&mut self, request: &Request, timeout: Duration) -> Result<Response, Failure> {
@@ -395,7 +404,7 @@ fn receive(running: &mut Running, timeout: Duration) -> Result<String, Failure> 
     match running.answers.next_watching(timeout, &mut running.child) {
         Line::Text(text) => Ok(text),
         Line::TooLong => Err(Failure::Protocol(format!(
-            "response longer than {MAX_RESPONSE_BYTES} bytes"
+            "response longer than the limit of {MAX_RESPONSE_BYTES} bytes (adapter::MAX_RESPONSE_BYTES)"
         ))),
         Line::Exited(status) => Err(Failure::Crash(format!(
             "exited with {}",
@@ -404,6 +413,14 @@ fn receive(running: &mut Running, timeout: Duration) -> Result<String, Failure> 
         Line::Eof => Err(Failure::Crash("closed its stdout".into())),
         Line::Timeout => Err(Failure::Timeout),
     }
+}
+
+/// Reads the adapter's hello line, its values counted first as a response's are.
+fn read_hello(line: &str) -> Result<Hello, Failure> {
+    crate::guard::check_values(line.as_bytes(), crate::guard::MAX_MESSAGE_VALUES)
+        .map_err(|e| Failure::Protocol(format!("hello {e} (guard::MAX_MESSAGE_VALUES)")))?;
+    serde_json::from_str::<Hello>(line)
+        .map_err(|e| Failure::Protocol(format!("bad hello: {e}: {}", truncate(line.trim(), 200))))
 }
 
 fn parse_response(line: &str, case: &str) -> Result<Response, Failure> {
@@ -428,14 +445,10 @@ fn parse_response(line: &str, case: &str) -> Result<Response, Failure> {
 /// surrogate, a repeated key, not a response) takes the way through a JSON value,
 /// which gives the same response or says what is wrong.
 fn read_response(line: &str) -> Result<Response, String> {
-    // Each object and array becomes a value of a hundred bytes or more: memory by bytes.
-    let values = crate::guard::containers(line.as_bytes());
-    if values > crate::guard::MAX_INPUT_CONTAINERS {
-        return Err(format!(
-            "response holds {values} JSON objects and arrays, more than the limit of {}",
-            crate::guard::MAX_INPUT_CONTAINERS
-        ));
-    }
+    // Each value costs the runner a few hundred bytes, however few it is written in
+    // (`0,`): memory by bytes, not by values.
+    crate::guard::check_values(line.as_bytes(), crate::guard::MAX_MESSAGE_VALUES)
+        .map_err(|e| format!("response {e} (guard::MAX_MESSAGE_VALUES)"))?;
     if let Ok(response) = serde_json::from_str::<Response>(line) {
         return Ok(response);
     }

@@ -75,6 +75,13 @@ pub enum GuardError {
         /// The path as given.
         name: String,
     },
+    /// A JSON text of more values than a limit ([`check_values`]).
+    TooManyValues {
+        /// How many it holds ([`values`]).
+        values: usize,
+        /// The limit.
+        limit: usize,
+    },
 }
 
 impl std::fmt::Display for GuardError {
@@ -91,6 +98,10 @@ impl std::fmt::Display for GuardError {
             GuardError::Absolute { name } => {
                 write!(f, "{name:?} is absolute; paths are relative to the case")
             }
+            GuardError::TooManyValues { values, limit } => write!(
+                f,
+                "holds {values} JSON values, more than the limit of {limit} values"
+            ),
         }
     }
 }
@@ -287,6 +298,60 @@ pub fn containers(bytes: &[u8]) -> usize {
         at = j;
     }
     count
+}
+
+/// The most JSON values an adapter's answer or a request to `serve` may hold
+/// (1,000,000, as [`values`] counts them; the largest output of the corpus holds about
+/// 21,000). A value costs the runner a few hundred bytes however few bytes it is written
+/// in (`0,` is two bytes, and becomes a value, a line of canonical text and a line of a
+/// diff), so a count as well as a byte limit keeps memory to a bounded multiple of the
+/// bytes read.
+pub const MAX_MESSAGE_VALUES: usize = 1_000_000;
+
+/// About how many JSON values `bytes` holds: its objects and arrays, the commas between
+/// their elements or members, and one for the outermost value (`[0,0,0]` is 4, `{}` 2).
+/// Brackets and commas inside strings do not count; a string ends at its closing quote
+/// or, unclosed, at the end of its line. One pass, no recursion.
+pub fn values(bytes: &[u8]) -> usize {
+    let mut count = usize::from(bytes.iter().any(|b| !b.is_ascii_whitespace()));
+    let mut in_string = false;
+    let mut iter = bytes.iter();
+    while let Some(&b) = iter.next() {
+        if in_string {
+            match b {
+                b'\\' => {
+                    iter.next();
+                }
+                b'"' | b'\n' => in_string = false,
+                _ => {}
+            }
+            continue;
+        }
+        match b {
+            b'"' => in_string = true,
+            b'{' | b'[' | b',' => count += 1,
+            _ => {}
+        }
+    }
+    count
+}
+
+/// `Err` with the count when `bytes` holds more than `limit` JSON values ([`values`]).
+/// Only a text with more brackets and commas than the limit can, and counting those
+/// bytes is a loop the compiler vectorises: the usual message is not scanned byte by
+/// byte for strings.
+pub fn check_values(bytes: &[u8], limit: usize) -> Result<(), GuardError> {
+    let marks = bytes
+        .iter()
+        .filter(|&&b| b == b'{' || b == b'[' || b == b',')
+        .count();
+    if marks < limit {
+        return Ok(());
+    }
+    match values(bytes) {
+        values if values > limit => Err(GuardError::TooManyValues { values, limit }),
+        _ => Ok(()),
+    }
 }
 
 /// How long a FILE argument that is a pipe may stay silent: before its first bytes (a
@@ -494,6 +559,40 @@ mod tests {
         for (text, expected) in cases {
             assert_eq!(containers(text.as_bytes()), *expected, "{text:?}");
         }
+    }
+
+    #[test]
+    fn values_are_counted_outside_strings() {
+        let cases: &[(&str, usize)] = &[
+            ("[0,0,0]", 4),
+            ("{}", 2),
+            (r#"{"a":1,"b":[true,null]}"#, 5),
+            (r#"{"a":"x,[{\",y"}"#, 2),
+            ("\"open,\n,", 2),
+            ("  ", 0),
+            ("0", 1),
+        ];
+        for (text, expected) in cases {
+            assert_eq!(values(text.as_bytes()), *expected, "{text:?}");
+        }
+    }
+
+    /// A text of many values is refused by their count, whatever its bytes; commas in
+    /// strings are only counted by the quick pass, and let through.
+    #[test]
+    fn a_text_of_too_many_values_is_refused() {
+        let zeros = format!("[{}0]", "0,".repeat(998));
+        assert_eq!(check_values(zeros.as_bytes(), 1000), Ok(()));
+        let more = format!("[{}0]", "0,".repeat(999));
+        assert_eq!(
+            check_values(more.as_bytes(), 1000),
+            Err(GuardError::TooManyValues {
+                values: 1001,
+                limit: 1000
+            })
+        );
+        let in_a_string = format!("[\"{}\"]", ",".repeat(5000));
+        assert_eq!(check_values(in_a_string.as_bytes(), 1000), Ok(()));
     }
 
     #[cfg(unix)]

@@ -27,6 +27,7 @@ use crate::normalize::canonical;
 use crate::protocol::Hello;
 use crate::report::ProfileRun;
 use crate::runner::{produce, run_case, unified_diff, CaseResult, Divergences, Status};
+use crate::watch::Watched;
 
 /// Why a run or `bless` could not be done (a case that fails is a result, not an error).
 #[derive(Debug)]
@@ -322,74 +323,22 @@ impl Harness {
         cases: &[&Case],
         make: &(dyn Fn() -> Box<dyn Adapter> + Sync),
     ) -> Result<ProfileRun, HarnessError> {
-        // With fewer jobs than CPUs, job `j` and its adapter run on CPU `cpus[j]` (see
-        // `affinity`). With as many jobs as CPUs or more, every CPU is kept busy anyway,
-        // and measured runs were faster when the scheduler was left free to balance them.
-        let cpus = affinity::available();
-        let pinned = self.pin && self.jobs < cpus.len();
-        let pin = |job: usize| {
-            if pinned {
-                affinity::pin_current_thread(cpus[job % cpus.len()]);
-            }
-        };
-        // Every job's adapter is started at once, each from a thread pinned to its job's
-        // CPU (the caller's thread stays unpinned), so that no job waits for another's
-        // start. The first one's hello is the run's.
+        let pin = self.pinning();
         let jobs = self.jobs.min(cases.len().max(1));
-        let started: Vec<(Box<dyn Adapter>, Result<Hello, Failure>)> =
-            std::thread::scope(|scope| {
-                let starting: Vec<_> = (0..jobs)
-                    .map(|job| {
-                        let pin = &pin;
-                        scope.spawn(move || {
-                            pin(job);
-                            let mut adapter = make();
-                            let hello = adapter.hello();
-                            (adapter, hello)
-                        })
-                    })
-                    .collect();
-                starting
-                    .into_iter()
-                    .map(std::thread::ScopedJoinHandle::join)
-                    .collect::<Result<Vec<_>, _>>()
-            })
-            .map_err(|_| HarnessError::Panicked {
-                what: "the adapter's start",
-            })?;
-        let hello = match started.first() {
-            Some((_, Ok(hello))) => hello.clone(),
-            Some((_, Err(e))) => return Err(HarnessError::AdapterStart(e.clone())),
-            None => return Err(HarnessError::NoJob),
-        };
-        if hello.profile != self.profile.name() {
-            return Err(HarnessError::WrongProfile {
-                adapter: hello.profile,
-                profile: self.profile,
-            });
-        }
+        let (started, hello) = self.start(jobs, make, &pin)?;
         let order = heaviest_first(cases);
         let next = AtomicUsize::new(0);
         let done = AtomicUsize::new(0);
         let results: Mutex<Vec<Option<CaseResult>>> = Mutex::new(vec![None; cases.len()]);
         std::thread::scope(|scope| {
-            for (job, (mut adapter, own_hello)) in started.into_iter().enumerate() {
+            for (job, mut adapter) in started.into_iter().enumerate() {
                 let (pin, hello) = (&pin, &hello);
                 let (order, next, done, results) = (&order, &next, &done, &results);
                 scope.spawn(move || {
                     pin(job);
-                    // An adapter that did not say hello is started again by its first case.
-                    let hello = own_hello.unwrap_or_else(|_| hello.clone());
                     while let Some(&i) = order.get(next.fetch_add(1, Ordering::SeqCst)) {
                         let case = cases[i];
-                        let result = run_case(
-                            case,
-                            self.profile,
-                            adapter.as_mut(),
-                            &hello,
-                            self.timeout,
-                            &self.divergences,
-                        );
+                        let result = self.run_one(case, &mut adapter, hello, make);
                         let n = done.fetch_add(1, Ordering::SeqCst) + 1;
                         if self.progress {
                             eprint!(
@@ -420,6 +369,101 @@ impl Harness {
             hello,
             results,
         })
+    }
+
+    /// What pins job `j` and its adapter to CPU `cpus[j]`: with fewer jobs than CPUs (see
+    /// `affinity`). With as many jobs as CPUs or more, every CPU is kept busy anyway, and
+    /// measured runs were faster when the scheduler was left free to balance them.
+    fn pinning(&self) -> impl Fn(usize) + Sync {
+        let cpus = affinity::available();
+        let pinned = self.pin && self.jobs < cpus.len();
+        move |job: usize| {
+            if pinned {
+                affinity::pin_current_thread(cpus[job % cpus.len()]);
+            }
+        }
+    }
+
+    /// Starts `jobs` adapters at once, each from a thread pinned to its job's CPU (the
+    /// caller's thread stays unpinned), so that no job waits for another's start; each
+    /// is [`Watched`]. The first one's hello is the run's: its failure (a panic or a hang
+    /// included) is the run's error. An adapter lost in its hello is replaced by a fresh
+    /// one, which says hello as its first case starts it.
+    pub(crate) fn start(
+        &self,
+        jobs: usize,
+        make: &(dyn Fn() -> Box<dyn Adapter> + Sync),
+        pin: &(dyn Fn(usize) + Sync),
+    ) -> Result<(Vec<Watched>, Hello), HarnessError> {
+        let started: Vec<(Watched, Result<Hello, Failure>)> = std::thread::scope(|scope| {
+            let starting: Vec<_> = (0..jobs)
+                .map(|job| {
+                    scope.spawn(move || {
+                        pin(job);
+                        let mut adapter = Watched::make(make, self.timeout);
+                        let hello = adapter.hello();
+                        (adapter, hello)
+                    })
+                })
+                .collect();
+            starting
+                .into_iter()
+                .map(std::thread::ScopedJoinHandle::join)
+                .collect::<Result<Vec<_>, _>>()
+        })
+        .map_err(|_| HarnessError::Panicked {
+            what: "the adapter's start",
+        })?;
+        let hello = match started.first() {
+            Some((_, Ok(hello))) => hello.clone(),
+            Some((_, Err(e))) => return Err(HarnessError::AdapterStart(e.clone())),
+            None => return Err(HarnessError::NoJob),
+        };
+        if hello.profile != self.profile.name() {
+            return Err(HarnessError::WrongProfile {
+                adapter: hello.profile,
+                profile: self.profile,
+            });
+        }
+        let adapters = started
+            .into_iter()
+            .map(|(adapter, _)| self.renewed(adapter, make))
+            .collect();
+        Ok((adapters, hello))
+    }
+
+    /// Runs one case on a job's adapter and bounds the texts its result keeps
+    /// ([`CaseResult::bound_texts`]). An adapter lost in the case (a call that panicked
+    /// or did not return) is replaced by a fresh one from `make` for the job's next case.
+    pub(crate) fn run_one(
+        &self,
+        case: &Case,
+        adapter: &mut Watched,
+        hello: &Hello,
+        make: &(dyn Fn() -> Box<dyn Adapter> + Sync),
+    ) -> CaseResult {
+        let mut result = run_case(
+            case,
+            self.profile,
+            adapter,
+            hello,
+            self.timeout,
+            &self.divergences,
+        );
+        result.bound_texts();
+        if adapter.is_lost() {
+            *adapter = Watched::make(make, self.timeout);
+        }
+        result
+    }
+
+    /// `adapter`, or a fresh one from `make` when it is lost.
+    fn renewed(&self, adapter: Watched, make: &(dyn Fn() -> Box<dyn Adapter> + Sync)) -> Watched {
+        if adapter.is_lost() {
+            Watched::make(make, self.timeout)
+        } else {
+            adapter
+        }
     }
 }
 

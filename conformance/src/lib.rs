@@ -17,7 +17,8 @@
 //! signatures), [`execute`] (the reference as an adapter), [`faults`] (storage faults as
 //! case data), [`adapter`] (processes), [`runner`] (one case), [`harness`] (a whole run,
 //! bless), [`trials`] (the corpus as libtest trials, one per case), [`typed`] (an
-//! implementation in process, with typed methods), [`report`] (outputs), [`schema`] (JSON
+//! implementation in process, with typed methods), [`watch`] (a panic or a hang of an
+//! adapter contained to its case), [`report`] (outputs), [`schema`] (JSON
 //! Schemas), [`bundle`] (the corpus and schemas the crate carries).
 //!
 //! ```
@@ -51,6 +52,7 @@ pub mod schema;
 pub mod snapshot;
 pub mod trials;
 pub mod typed;
+pub mod watch;
 
 pub use adapter::Adapter;
 pub use harness::Harness;

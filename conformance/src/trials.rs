@@ -2,12 +2,18 @@
 //! ([`Harness::test`]): for a test target with `harness = false`, so that `cargo test`
 //! lists, filters and reports the cases as it does its own tests.
 //!
-//! The arguments read are those cargo and its users pass to a test binary: filters
+//! The arguments are libtest's, each option with its value as the next argument or
+//! after `=` (`--skip=tree/`), and an option libtest does not have is an error, as
+//! libtest makes it ([`Arguments::parse`], [`USAGE`]). Those with an effect: filters
 //! (substrings of a trial's name; `--exact` for whole names; `--skip`), `--list`,
-//! `--ignored` (show only the ignored trials), `-q`/`--quiet`. Others (`--nocapture`,
-//! `--include-ignored`, which is what a run does anyway,
-//! `--test-threads`, `--format`, `--color`, …) are accepted and have no effect; the
-//! harness's own `jobs` sets the parallelism.
+//! `--ignored` (show only the ignored trials), `-q`/`--quiet`/`--format terse`, `--bench`
+//! (nothing to run), `--help`. The others (`--nocapture`, `--include-ignored`, which is
+//! what a run does anyway, `--test-threads`, `--color`, …) are checked and have no
+//! effect; the harness's own `jobs` sets the parallelism.
+//!
+//! An implementation that panics or does not return fails its case only (`crash` with
+//! the panic's message, `timeout`; [`crate::watch`]): the other trials run, and the run
+//! ends with its `test result:` line.
 //!
 //! A case passes, or is `divergent` as its divergence list says: both are `ok`. A case
 //! of an operation the implementation does not offer is `ignored`. Every other status
@@ -15,6 +21,7 @@
 //! with the case's description, first difference, notes and diff under `failures:`.
 
 use std::fmt::Write as _;
+use std::io::Write;
 use std::process::ExitCode;
 use std::time::Instant;
 
@@ -36,47 +43,203 @@ pub struct Arguments {
     pub list: bool,
     /// Show only the ignored trials.
     pub ignored: bool,
-    /// One character per trial instead of one line.
+    /// One character per trial instead of one line (`-q`, `--format terse`).
     pub quiet: bool,
+    /// Run no trial: `--bench` asks for benchmarks, and the corpus has none.
+    pub bench: bool,
+    /// Print the usage instead of running anything.
+    pub help: bool,
 }
 
-/// Options that take a value (which is skipped with them).
-const WITH_VALUE: [&str; 8] = [
-    "--test-threads",
+/// Why the arguments were not read: libtest refuses the same.
+#[derive(Debug, Clone, PartialEq, Eq)]
+#[non_exhaustive]
+pub enum ArgumentError {
+    /// An option libtest does not have.
+    Unknown(String),
+    /// An option that takes a value, given none.
+    MissingValue(String),
+    /// An option that takes no value, given one (`--exact=yes`).
+    UnexpectedValue(String),
+    /// A value the option does not take.
+    BadValue {
+        /// The option.
+        option: String,
+        /// The value given.
+        value: String,
+        /// What it takes.
+        expected: &'static str,
+    },
+}
+
+impl std::fmt::Display for ArgumentError {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        match self {
+            ArgumentError::Unknown(option) => write!(
+                f,
+                "unrecognized option {:?}; `--help` lists the options",
+                crate::guard::printable(option)
+            ),
+            ArgumentError::MissingValue(option) => {
+                write!(f, "option {option} takes a value")
+            }
+            ArgumentError::UnexpectedValue(option) => {
+                write!(f, "option {option} takes no value")
+            }
+            ArgumentError::BadValue {
+                option,
+                value,
+                expected,
+            } => write!(
+                f,
+                "option {option}: {:?} is not {expected}",
+                crate::guard::printable(value)
+            ),
+        }
+    }
+}
+
+impl std::error::Error for ArgumentError {}
+
+/// libtest's options that take no value. `--include-ignored`, `--nocapture`,
+/// `--show-output`, `--test`, `--fail-fast`, `--force-run-in-process`,
+/// `--exclude-should-panic`, `--report-time`, `--ensure-time` and `--shuffle` have no
+/// effect here: every case runs, its output is never captured, and cases run in the
+/// harness's order.
+const FLAGS: [&str; 19] = [
+    "--include-ignored",
+    "--ignored",
+    "--force-run-in-process",
+    "--exclude-should-panic",
+    "--test",
+    "--bench",
+    "--list",
+    "--fail-fast",
+    "-h",
+    "--help",
+    "--nocapture",
+    "--no-capture",
+    "-q",
+    "--quiet",
+    "--exact",
+    "--show-output",
+    "--report-time",
+    "--ensure-time",
+    "--shuffle",
+];
+
+/// libtest's options that take a value, as `--option VALUE` or `--option=VALUE`
+/// (`-ZVALUE` too). Only `--skip` and `--format terse` have an effect here: the
+/// harness's own `jobs` sets the parallelism, and it writes no log file and no colour.
+const WITH_VALUE: [&str; 7] = [
+    "--skip",
     "--format",
+    "--test-threads",
     "--color",
     "--logfile",
-    "--report-time",
     "-Z",
     "--shuffle-seed",
-    "--skip",
 ];
+
+/// What `--help` prints.
+pub const USAGE: &str = "Usage: [OPTIONS] [FILTERS...]
+
+The corpus as libtest trials, one per case, named `group/name [profile]`.
+
+Options that have an effect:
+    FILTERS            run the trials whose names contain one of these
+    --skip FILTER      leave out the trials whose names contain FILTER (repeatable)
+    --exact            filters and skips match whole names
+    --list             list the trials instead of running them
+    --ignored          show only the ignored trials (operations not offered)
+    -q, --quiet, --format terse
+                       one character per trial
+    --bench            run nothing: the corpus has no benchmarks
+Accepted with no effect: --include-ignored, --nocapture, --no-capture, --show-output,
+--test, --fail-fast, --force-run-in-process, --exclude-should-panic, --report-time,
+--ensure-time, --shuffle, --shuffle-seed N, --test-threads N (the harness's jobs set
+the parallelism), --color auto|always|never, --logfile PATH (nothing is written),
+-Z unstable-options.
+Every option with a value may be written --option=VALUE.
+";
 
 impl Arguments {
     /// The arguments of this process.
-    pub fn from_env() -> Arguments {
+    pub fn from_env() -> Result<Arguments, ArgumentError> {
         Arguments::parse(std::env::args().skip(1))
     }
 
-    /// Reads libtest's arguments; unknown flags are ignored.
-    pub fn parse(args: impl IntoIterator<Item = String>) -> Arguments {
+    /// Reads libtest's arguments: every option libtest has, with its value as the next
+    /// argument or after `=`; anything else that starts with `-` is an error.
+    pub fn parse(args: impl IntoIterator<Item = String>) -> Result<Arguments, ArgumentError> {
         let mut out = Arguments::default();
         let mut args = args.into_iter();
         while let Some(arg) = args.next() {
-            match arg.as_str() {
-                "--exact" => out.exact = true,
-                "--list" => out.list = true,
-                "--ignored" => out.ignored = true,
-                "-q" | "--quiet" => out.quiet = true,
-                "--skip" => out.skip.extend(args.next()),
-                flag if WITH_VALUE.contains(&flag) => {
-                    args.next();
+            if !arg.starts_with('-') || arg == "-" {
+                out.filters.push(arg);
+                continue;
+            }
+            let (option, attached) = split_option(&arg);
+            if FLAGS.contains(&option) {
+                if attached.is_some() {
+                    return Err(ArgumentError::UnexpectedValue(option.to_owned()));
                 }
-                flag if flag.starts_with('-') => {}
-                _ => out.filters.push(arg),
+                out.flag(option);
+            } else if WITH_VALUE.contains(&option) {
+                let value = match attached {
+                    Some(value) => value.to_owned(),
+                    None => args
+                        .next()
+                        .ok_or_else(|| ArgumentError::MissingValue(option.to_owned()))?,
+                };
+                out.value(option, value)?;
+            } else {
+                return Err(ArgumentError::Unknown(arg));
             }
         }
-        out
+        Ok(out)
+    }
+
+    /// Sets a flag of [`FLAGS`].
+    fn flag(&mut self, option: &str) {
+        match option {
+            "--exact" => self.exact = true,
+            "--list" => self.list = true,
+            "--ignored" => self.ignored = true,
+            "-q" | "--quiet" => self.quiet = true,
+            "--bench" => self.bench = true,
+            "-h" | "--help" => self.help = true,
+            _ => {}
+        }
+    }
+
+    /// Reads the value of an option of [`WITH_VALUE`].
+    fn value(&mut self, option: &str, value: String) -> Result<(), ArgumentError> {
+        let bad = |expected| ArgumentError::BadValue {
+            option: option.to_owned(),
+            value: value.clone(),
+            expected,
+        };
+        match option {
+            "--skip" => self.skip.push(value),
+            "--format" => match value.as_str() {
+                "pretty" => {}
+                "terse" => self.quiet = true,
+                _ => return Err(bad("pretty or terse (json and junit are not written here)")),
+            },
+            "--color" if !["auto", "always", "never"].contains(&value.as_str()) => {
+                return Err(bad("auto, always or never"));
+            }
+            "--test-threads" if value.parse::<usize>().map_or(true, |n| n == 0) => {
+                return Err(bad("a number above 0"));
+            }
+            "--shuffle-seed" if value.parse::<u64>().is_err() => {
+                return Err(bad("a number"));
+            }
+            "-Z" if value != "unstable-options" => return Err(bad("unstable-options")),
+            _ => {}
+        }
+        Ok(())
     }
 
     /// Whether a trial named `name` is selected by the filters and skips.
@@ -88,8 +251,27 @@ impl Arguments {
                 name.contains(pattern.as_str())
             }
         };
-        (self.filters.is_empty() || self.filters.iter().any(matches))
+        !self.bench
+            && (self.filters.is_empty() || self.filters.iter().any(matches))
             && !self.skip.iter().any(matches)
+    }
+}
+
+/// An option and the value written with it: `--skip=x` is `("--skip", Some("x"))`,
+/// `-Zunstable-options` is `("-Z", Some("unstable-options"))`, `--list` is
+/// `("--list", None)`.
+fn split_option(arg: &str) -> (&str, Option<&str>) {
+    if let Some(long) = arg.strip_prefix("--") {
+        return match long.split_once('=') {
+            Some((name, value)) => (&arg[..2 + name.len()], Some(value)),
+            None => (arg, None),
+        };
+    }
+    match arg.get(..2) {
+        Some(short) if arg.len() > 2 && arg.is_char_boundary(2) => {
+            (short, Some(arg[2..].trim_start_matches('=')))
+        }
+        _ => (arg, None),
     }
 }
 
@@ -154,7 +336,13 @@ impl Harness {
     /// }
     /// ```
     pub fn test(&self, make: &(dyn Fn() -> Box<dyn Adapter> + Sync)) -> ExitCode {
-        self.test_with(&Arguments::from_env(), make)
+        match Arguments::from_env() {
+            Ok(args) => self.test_with(&args, make),
+            Err(e) => {
+                eprintln!("error: {e}");
+                ExitCode::from(101)
+            }
+        }
     }
 
     /// [`Harness::test`] with the arguments given.
@@ -163,7 +351,11 @@ impl Harness {
         args: &Arguments,
         make: &(dyn Fn() -> Box<dyn Adapter> + Sync),
     ) -> ExitCode {
-        match self.trials(args, make) {
+        if args.help {
+            print!("{USAGE}");
+            return ExitCode::SUCCESS;
+        }
+        match self.trials(args, make, &mut std::io::stdout()) {
             Ok(true) => ExitCode::SUCCESS,
             Ok(false) => ExitCode::from(101),
             Err(e) => {
@@ -173,11 +365,12 @@ impl Harness {
         }
     }
 
-    /// Runs the trials; whether none failed.
+    /// Runs the trials and writes what libtest writes on `out`; whether none failed.
     fn trials(
         &self,
         args: &Arguments,
         make: &(dyn Fn() -> Box<dyn Adapter> + Sync),
+        out: &mut dyn Write,
     ) -> Result<bool, HarnessError> {
         let profile = self.profile_under_test().name();
         let name = |group_name: &str| format!("{group_name} [{profile}]");
@@ -190,17 +383,21 @@ impl Harness {
             .collect();
         if args.list {
             for case in cases.iter().filter(|c| chosen.contains(&c.id())) {
-                println!("{}: test", name(&case.full_name()));
+                let _ = writeln!(out, "{}: test", name(&case.full_name()));
             }
             return Ok(true);
         }
         let started = Instant::now();
-        let run = self.run_ids(&chosen, make)?;
+        let results = if chosen.is_empty() {
+            Vec::new()
+        } else {
+            self.run_ids(&chosen, make)?.results
+        };
         let mut counts = [0usize; 3];
         let mut failures = Vec::new();
-        println!("\nrunning {} tests", run.results.len());
+        let _ = writeln!(out, "\nrunning {} tests", results.len());
         let mut shown_count = 0;
-        for result in &run.results {
+        for result in &results {
             let verdict = verdict(result.status);
             // `--ignored` shows only the cases the implementation does not offer.
             if args.ignored && verdict != Verdict::Ignored {
@@ -212,26 +409,27 @@ impl Harness {
             if verdict == Verdict::Failed {
                 failures.push((trial.clone(), failure_text(result)));
             }
-            match (args.quiet, verdict) {
-                (true, Verdict::Ok) => print!("."),
-                (true, Verdict::Failed) => print!("F"),
-                (true, Verdict::Ignored) => print!("i"),
-                (false, Verdict::Ok) => println!("test {trial} ... ok"),
-                (false, Verdict::Failed) => println!("test {trial} ... FAILED"),
-                (false, Verdict::Ignored) => println!("test {trial} ... ignored"),
-            }
+            let _ = match (args.quiet, verdict) {
+                (true, Verdict::Ok) => write!(out, "."),
+                (true, Verdict::Failed) => write!(out, "F"),
+                (true, Verdict::Ignored) => write!(out, "i"),
+                (false, Verdict::Ok) => writeln!(out, "test {trial} ... ok"),
+                (false, Verdict::Failed) => writeln!(out, "test {trial} ... FAILED"),
+                (false, Verdict::Ignored) => writeln!(out, "test {trial} ... ignored"),
+            };
         }
         if !failures.is_empty() {
-            println!("\nfailures:\n");
+            let _ = writeln!(out, "\nfailures:\n");
             for (trial, text) in &failures {
-                println!("---- {trial} ----\n{text}");
+                let _ = writeln!(out, "---- {trial} ----\n{text}");
             }
-            println!("\nfailures:");
+            let _ = writeln!(out, "\nfailures:");
             for (trial, _) in &failures {
-                println!("    {trial}");
+                let _ = writeln!(out, "    {trial}");
             }
         }
-        println!(
+        let _ = writeln!(
+            out,
             "\ntest result: {}. {} passed; {} failed; {} ignored; 0 measured; {} filtered out; finished in {:.2}s\n",
             if failures.is_empty() { "ok" } else { "FAILED" },
             counts[Verdict::Ok as usize],
@@ -248,7 +446,7 @@ impl Harness {
 mod tests {
     use super::*;
 
-    fn args(list: &[&str]) -> Arguments {
+    fn args(list: &[&str]) -> Result<Arguments, ArgumentError> {
         Arguments::parse(list.iter().map(|s| (*s).to_owned()))
     }
 
@@ -280,9 +478,64 @@ mod tests {
                     ..Arguments::default()
                 },
             ),
+            // Every option with a value, written with `=`.
+            (
+                vec![
+                    "--skip=tree/",
+                    "--format=terse",
+                    "--test-threads=2",
+                    "--color=never",
+                    "--logfile=log",
+                    "-Zunstable-options",
+                    "--shuffle-seed=7",
+                    "--skip=a=b",
+                ],
+                Arguments {
+                    skip: vec!["tree/".into(), "a=b".into()],
+                    quiet: true,
+                    ..Arguments::default()
+                },
+            ),
+            (
+                vec!["--bench", "--help", "--show-output", "--shuffle"],
+                Arguments {
+                    bench: true,
+                    help: true,
+                    ..Arguments::default()
+                },
+            ),
         ];
         for (given, expected) in cases {
-            assert_eq!(args(&given), expected, "{given:?}");
+            assert_eq!(args(&given), Ok(expected), "{given:?}");
+        }
+    }
+
+    /// An option libtest does not have, a missing value or a value an option does not
+    /// take is an error, not ignored.
+    #[test]
+    fn arguments_libtest_refuses_are_refused() {
+        let cases = [
+            (vec!["--bogus"], "unrecognized option \"--bogus\""),
+            (vec!["--skipp=x"], "unrecognized option \"--skipp=x\""),
+            (vec!["-x"], "unrecognized option \"-x\""),
+            (vec!["--skip"], "option --skip takes a value"),
+            (vec!["--exact=yes"], "option --exact takes no value"),
+            (
+                vec!["--format=json"],
+                "option --format: \"json\" is not pretty or terse",
+            ),
+            (
+                vec!["--test-threads=0"],
+                "option --test-threads: \"0\" is not a number above 0",
+            ),
+            (
+                vec!["--color", "blue"],
+                "option --color: \"blue\" is not auto, always or never",
+            ),
+        ];
+        for (given, message) in cases {
+            let error = args(&given).expect_err("refused");
+            assert!(error.to_string().starts_with(message), "{given:?}: {error}");
         }
     }
 
@@ -294,12 +547,58 @@ mod tests {
             (vec!["parse/"], true),
             (vec!["tree/"], false),
             (vec!["parse/", "--skip", "bom"], false),
+            (vec!["parse/", "--skip=bom"], false),
             (vec!["parse/bom", "--exact"], false),
             (vec!["parse/bom [pi]", "--exact"], true),
+            (vec!["--bench"], false),
         ];
         for (given, selected) in cases {
-            assert_eq!(args(&given).selects(name), selected, "{given:?}");
+            let read = args(&given).expect("libtest's arguments");
+            assert_eq!(read.selects(name), selected, "{given:?}");
         }
+    }
+
+    /// The README's template: `load` is `todo!()`. Each case is a failed trial, a crash
+    /// with the panic's message, and the run ends with its `test result:` line.
+    #[test]
+    fn a_port_that_panics_fails_its_trials_and_the_run_ends() {
+        use crate::protocol::Operation;
+        use crate::typed::{Call, Implementation, Loaded, Outcome, Typed};
+        use session_reference::model::Profile;
+
+        struct Port;
+        impl Implementation for Port {
+            fn name(&self) -> (String, String) {
+                ("my-port".into(), "0.1.0".into())
+            }
+            fn profile(&self) -> Profile {
+                Profile::Pi
+            }
+            fn operations(&self) -> Vec<Operation> {
+                vec![Operation::Load]
+            }
+            fn load(&mut self, _call: &Call, _file: &std::path::Path) -> Outcome<Loaded> {
+                todo!("open `file` with your implementation")
+            }
+        }
+        let corpus = std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("../corpus/cases");
+        let harness = Harness::new(corpus).profile(Profile::Pi);
+        let mut out = Vec::new();
+        let read = args(&["parse/a", "--skip=parse/array-line"]).expect("arguments");
+        let passed = harness
+            .trials(&read, &|| Box::new(Typed::new(Port)), &mut out)
+            .expect("the run ends");
+        let out = String::from_utf8(out).expect("text");
+        assert!(!passed);
+        for expected in [
+            "test parse/array-last-line [pi] ... FAILED",
+            "test parse/assorted-malformed-lines [pi] ... FAILED",
+            "panicked: not yet implemented: open `file` with your implementation",
+            "test result: FAILED. 0 passed; 2 failed; 0 ignored;",
+        ] {
+            assert!(out.contains(expected), "{expected:?} in:\n{out}");
+        }
+        assert!(!out.contains("array-line-middle"), "skipped:\n{out}");
     }
 
     #[test]

@@ -239,12 +239,40 @@ impl<T: Implementation> Adapter for Typed<T> {
         })
     }
 
+    /// An output of more than [`crate::guard::MAX_MESSAGE_VALUES`] values is a protocol
+    /// error, as an adapter process's answer is: the runner's work on an output (its
+    /// canonical text, a diff) grows with its values.
     fn call(&mut self, request: &Request, _timeout: Duration) -> Result<Response, Failure> {
         let case = request.case.as_str();
         Ok(match self.dispatch(request) {
+            Ok(value) if more_values(&value, crate::guard::MAX_MESSAGE_VALUES) => {
+                return Err(Failure::Protocol(format!(
+                    "response holds more than {} JSON values, the limit (guard::MAX_MESSAGE_VALUES)",
+                    crate::guard::MAX_MESSAGE_VALUES
+                )));
+            }
             Ok(value) => Response::ok(case, value),
             Err(OpError::Unsupported) => Response::unsupported(case),
             Err(OpError::Failed { kind, message }) => Response::error(case, kind.name(), message),
         })
     }
+}
+
+/// Whether `value` holds more than `limit` values (itself, and each element and member,
+/// all the way down). Counted without recursion, and only up to the limit.
+fn more_values(value: &Value, limit: usize) -> bool {
+    let mut stack = vec![value];
+    let mut count = 0usize;
+    while let Some(value) = stack.pop() {
+        count += 1;
+        if count > limit {
+            return true;
+        }
+        match value {
+            Value::Array(items) => stack.extend(items),
+            Value::Object(map) => stack.extend(map.values()),
+            _ => {}
+        }
+    }
+    false
 }

@@ -14,7 +14,8 @@ pub const MAX_REQUEST_BYTES: usize = 128 << 20;
 /// Answers every line of `input` on `output` until `bye`, the end of input, or (with
 /// `one_shot`) the first answer. A line that is not a request gets an `exception` answer.
 /// A line longer than [`MAX_REQUEST_BYTES`] gets one too, and ends the loop: its end is
-/// not read, so memory stays bounded whatever the input.
+/// not read, so memory stays bounded whatever the input. A line of more values than
+/// [`crate::guard::MAX_MESSAGE_VALUES`] is answered with an error without being parsed.
 ///
 /// # Errors
 /// Reading `input` or writing `output` failed (a closed output is `BrokenPipe`), or a
@@ -107,13 +108,10 @@ enum Incoming {
 
 /// Reads one line of `serve`'s input.
 fn read_line(line: &[u8]) -> Incoming {
-    // Each object and array becomes a value of a hundred bytes or more: memory by bytes.
-    let values = crate::guard::containers(line);
-    if values > crate::guard::MAX_INPUT_CONTAINERS {
-        let message = format!(
-            "a request of {values} JSON objects and arrays, more than the limit of {}",
-            crate::guard::MAX_INPUT_CONTAINERS
-        );
+    // Each value becomes a hundred bytes or more however few it is written in (`0,`):
+    // counted before anything is parsed, memory follows the bytes.
+    if let Err(e) = crate::guard::check_values(line, crate::guard::MAX_MESSAGE_VALUES) {
+        let message = format!("a request that {e} (guard::MAX_MESSAGE_VALUES)");
         return Incoming::Bad(Response::error("", "exception", message));
     }
     // Most lines are requests: read as one directly, their arguments are built once.
@@ -183,20 +181,25 @@ mod tests {
         assert_eq!(lines[1]["error"]["kind"], "exception");
     }
 
+    /// Values are counted, not only objects and arrays: a request of a million numbers
+    /// is a few megabytes and would take a hundred times that once parsed.
     #[test]
     fn a_request_of_too_many_values_is_refused_before_it_is_parsed() {
-        let many = "{}".repeat(crate::guard::MAX_INPUT_CONTAINERS + 1);
-        let line = format!("{{\"type\":\"request\",\"case\":\"c\",\"op\":\"load\",\"profile\":\"pi\",\"dir\":\"/x\",\"args\":[{many}]}}\n");
-        let mut out = Vec::new();
-        serve(Profile::Pi, false, line.as_bytes(), &mut out).expect("serve");
-        let reply: serde_json::Value = serde_json::from_slice(&out).expect("one JSON line");
-        assert!(
-            reply["error"]["message"]
-                .as_str()
-                .unwrap()
-                .contains("JSON objects and arrays"),
-            "{reply}"
-        );
+        let limit = crate::guard::MAX_MESSAGE_VALUES;
+        for (what, args) in [
+            ("objects", format!("[{}{{}}]", "{},".repeat(limit))),
+            ("numbers", format!("[{}0]", "0,".repeat(limit))),
+        ] {
+            let line = format!("{{\"type\":\"request\",\"case\":\"c\",\"op\":\"load\",\"profile\":\"pi\",\"dir\":\"/x\",\"args\":{args}}}\n");
+            let mut out = Vec::new();
+            serve(Profile::Pi, false, line.as_bytes(), &mut out).expect("serve");
+            let reply: serde_json::Value = serde_json::from_slice(&out).expect("one JSON line");
+            let message = reply["error"]["message"].as_str().unwrap_or_default();
+            assert!(
+                message.contains(&format!("more than the limit of {limit} values")),
+                "{what}: {reply}"
+            );
+        }
     }
 
     #[test]
