@@ -227,6 +227,8 @@ fn shown(status: Status) -> &'static str {
 /// One case's JSON record. `expected` and `actual` are the normalised outputs as
 /// compared (a failed case's; `null` otherwise), written from their canonical text as
 /// it is (a value nested deeper than serde's writer could recurse is still written).
+/// `clauses` and `tags` are the case's own (`case.json`), so that `report` labels the
+/// case as the corpus run did, without reading any corpus.
 #[derive(serde::Serialize)]
 struct CaseRecord<'a> {
     #[serde(rename = "type")]
@@ -242,6 +244,8 @@ struct CaseRecord<'a> {
     expected: Option<Box<RawValue>>,
     actual: Option<Box<RawValue>>,
     ms: f64,
+    clauses: &'a [String],
+    tags: &'a [String],
 }
 
 /// JSON text as a raw value (compact), or `None` when it is not JSON.
@@ -278,6 +282,8 @@ pub fn json_lines(runs: &[ProfileRun], corpus: &CorpusVersion) -> String {
                     None
                 },
                 ms: r.elapsed.as_secs_f64() * 1000.0,
+                clauses: &r.clauses,
+                tags: &r.tags,
             };
             let _ = writeln!(
                 out,
@@ -299,7 +305,7 @@ pub fn json_lines(runs: &[ProfileRun], corpus: &CorpusVersion) -> String {
 }
 
 /// JUnit XML, one test suite per profile; each suite's properties name the corpus run
-/// (`corpus.cases`, `corpus.sha256`); each test case's `time` is its elapsed seconds
+/// (`corpus.cases`, `corpus.sha256`, and `corpus.problem` when it could not be hashed); each test case's `time` is its elapsed seconds
 /// (the JSON record's `ms`).
 pub fn junit(runs: &[ProfileRun], corpus: &CorpusVersion) -> String {
     let mut out = String::from(
@@ -318,9 +324,14 @@ pub fn junit(runs: &[ProfileRun], corpus: &CorpusVersion) -> String {
             xml(&format!("{} {} ({})", run.hello.implementation, run.hello.version, run.profile)),
             run.results.len()
         );
+        let problem = corpus
+            .problem
+            .as_ref()
+            .map(|p| format!("<property name=\"corpus.problem\" value=\"{}\"/>", xml(p)))
+            .unwrap_or_default();
         let _ = writeln!(
             out,
-            "    <properties><property name=\"corpus.cases\" value=\"{}\"/><property name=\"corpus.sha256\" value=\"{}\"/></properties>",
+            "    <properties><property name=\"corpus.cases\" value=\"{}\"/><property name=\"corpus.sha256\" value=\"{}\"/>{problem}</properties>",
             corpus.cases,
             xml(&corpus.sha256)
         );
@@ -380,6 +391,7 @@ mod tests {
         CorpusVersion {
             cases: 2,
             sha256: "0123456789abcdef".repeat(4),
+            problem: None,
         }
     }
 
@@ -393,6 +405,7 @@ mod tests {
                 name: format!("g/c{i}"),
                 description: String::new(),
                 clauses: Vec::new(),
+                tags: Vec::new(),
                 status: *s,
                 pointer: None,
                 diff: None,

@@ -7,6 +7,7 @@ use std::sync::Arc;
 use std::time::Duration;
 
 use clap::ValueEnum;
+use session_conformance::guard::printable;
 use session_conformance::harness::{self, Harness};
 use session_conformance::report::{self, ProfileRun};
 use session_conformance::{bundle, corpus, runner};
@@ -153,7 +154,7 @@ pub fn run(args: &Args) -> Result<ExitCode, String> {
         Color::Never => false,
         Color::Auto => std::env::var_os("NO_COLOR").is_none() && io::stdout().is_terminal(),
     };
-    let version = bundle::version_of(&corpus_root, cases.len()).map_err(|e| e.to_string())?;
+    let version = corpus_version(&corpus_root, &cases);
     let text = match args.format {
         Format::Text => report::text(&runs, color, &version),
         Format::Json => report::json_lines(&runs, &version),
@@ -177,4 +178,17 @@ pub fn run(args: &Args) -> Result<ExitCode, String> {
         );
     }
     Ok(status(harness::all_good(&runs)))
+}
+
+/// The version of the corpus run. Its files are hashed after the run; when that fails (a
+/// file gone or changed meanwhile), the results are kept: the report names the corpus
+/// without a hash and says why, a warning says so, and the exit status stays the verdict's.
+fn corpus_version(root: &std::path::Path, cases: &[corpus::Case]) -> bundle::CorpusVersion {
+    bundle::version_of(root, cases).unwrap_or_else(|e| {
+        let problem = printable(&e.to_string()).into_owned();
+        eprintln!(
+            "session-conformance: warning: the corpus could not be hashed ({problem}); the report names it without a hash"
+        );
+        bundle::CorpusVersion::unhashed(cases.len(), problem)
+    })
 }
