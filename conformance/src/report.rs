@@ -31,6 +31,9 @@ pub fn summary_line(runs: &[ProfileRun]) -> String {
 }
 
 /// The text report; its last two lines name the corpus run and count the results.
+/// Text from the adapter or the corpus (the hello's name and version, case ids and
+/// names, pointers, notes, diffs) is shown with its control characters escaped
+/// ([`printable`]), so that an adapter cannot retitle, clear or recolour the terminal.
 pub fn text(runs: &[ProfileRun], color: bool, corpus: &CorpusVersion) -> String {
     let paint = |code: &str, s: &str| {
         if color {
@@ -44,8 +47,8 @@ pub fn text(runs: &[ProfileRun], color: bool, corpus: &CorpusVersion) -> String 
         let _ = writeln!(
             out,
             "{} {}, profile {}: {} case(s) of the profile",
-            run.hello.implementation,
-            run.hello.version,
+            printable(&run.hello.implementation),
+            printable(&run.hello.version),
             run.profile,
             run.results.len()
         );
@@ -62,9 +65,14 @@ pub fn text(runs: &[ProfileRun], color: bool, corpus: &CorpusVersion) -> String 
             let at = r
                 .pointer
                 .as_deref()
-                .map(|p| format!(" at {p}"))
+                .map(|p| format!(" at {}", printable(p)))
                 .unwrap_or_default();
-            let _ = writeln!(out, "{status} {} {}{at}", r.id, r.name);
+            let _ = writeln!(
+                out,
+                "{status} {} {}{at}",
+                printable(&r.id),
+                printable(&r.name)
+            );
             if !r.description.is_empty() {
                 let _ = writeln!(out, "  case: {}", printable(&r.description));
             }
@@ -76,14 +84,15 @@ pub fn text(runs: &[ProfileRun], color: bool, corpus: &CorpusVersion) -> String 
                 );
             }
             for note in &r.notes {
-                let _ = writeln!(out, "  {note}");
+                let _ = writeln!(out, "  {}", printable(note));
             }
             if let Some(diff) = &r.diff {
                 for line in diff.lines() {
+                    let line = printable(line);
                     let line = match line.chars().next() {
-                        Some('+') if !line.starts_with("+++") => paint("32", line),
-                        Some('-') if !line.starts_with("---") => paint("31", line),
-                        _ => line.to_owned(),
+                        Some('+') if !line.starts_with("+++") => paint("32", &line),
+                        Some('-') if !line.starts_with("---") => paint("31", &line),
+                        _ => line.into_owned(),
                     };
                     let _ = writeln!(out, "  {line}");
                 }
@@ -127,7 +136,7 @@ pub fn text(runs: &[ProfileRun], color: bool, corpus: &CorpusVersion) -> String 
         );
     }
     out.push_str(&slowest(runs));
-    let _ = writeln!(out, "corpus: {corpus}");
+    let _ = writeln!(out, "corpus: {}", printable(&corpus.to_string()));
     let _ = writeln!(out, "{}", summary_line(runs));
     out
 }
@@ -155,7 +164,10 @@ fn grouped_failures(results: &[CaseResult]) -> String {
     let mut rows: Vec<(String, usize, String)> = groups
         .into_iter()
         .map(|(key, (n, g))| {
-            let g: Vec<String> = g.into_iter().map(|g| format!("{g}/")).collect();
+            let g: Vec<String> = g
+                .into_iter()
+                .map(|g| format!("{}/", printable(g)))
+                .collect();
             (key, n, g.join(", "))
         })
         .collect();
@@ -192,8 +204,8 @@ fn slowest(runs: &[ProfileRun]) -> String {
             out,
             "  {:>8.3} s  {} {} ({}, {})",
             r.elapsed.as_secs_f64(),
-            r.id,
-            r.name,
+            printable(&r.id),
+            printable(&r.name),
             run.profile,
             shown(r.status)
         );
@@ -367,9 +379,14 @@ pub fn junit(runs: &[ProfileRun], corpus: &CorpusVersion) -> String {
     out
 }
 
+/// Text as XML character data or an attribute value: markup characters as entities,
+/// and the characters XML 1.0 does not allow (control characters other than newline and
+/// tab, and U+FFFE and U+FFFF) left out, so an adapter's text cannot break the document.
 fn xml(s: &str) -> String {
     s.chars()
-        .filter(|c| !c.is_control() || matches!(c, '\n' | '\t'))
+        .filter(|c| {
+            (!c.is_control() || matches!(c, '\n' | '\t')) && !matches!(c, '\u{fffe}' | '\u{ffff}')
+        })
         .fold(String::with_capacity(s.len()), |mut out, c| {
             match c {
                 '&' => out.push_str("&amp;"),
@@ -523,6 +540,34 @@ mod tests {
         assert_eq!(record["ms"], json!(20_004.0));
         assert!(junit(&runs, &corpus()).contains("name=\"0001 g/c1\" time=\"20.004\""));
         assert_eq!(slowest(&[run(&[])]), "");
+    }
+
+    /// Adapter and corpus text reaches the text report with its control characters
+    /// escaped, and the JUnit XML without the characters XML does not allow.
+    #[test]
+    fn reports_escape_adapter_and_corpus_text() {
+        let mut runs = [run(&[Status::Fail, Status::Fail])];
+        runs[0].hello.implementation = "x\u{1b}]0;title\u{7}".into();
+        runs[0].hello.version = "1\u{9b}2J\u{ffff}".into();
+        for r in &mut runs[0].results {
+            r.name = "g\u{1b}[2J/c".into();
+            r.pointer = Some("/a\r".into());
+            r.notes = vec!["error x\u{1b}c: m".into()];
+            r.diff = Some("--- expected\n+++ actual\n+\u{1b}[31m\n".into());
+        }
+        let text = text(&runs, false, &corpus());
+        assert!(
+            !text.chars().any(|c| c.is_control() && c != '\n'),
+            "{text:?}"
+        );
+        assert!(text.starts_with("x\\u{1b}]0;title\\u{7} 1\\u{9b}2J\u{ffff}, profile pi"));
+        assert!(text.contains("FAIL 0000 g\\u{1b}[2J/c at /a\\u{d}\n  error x\\u{1b}c: m\n"));
+        let xml = junit(&runs, &corpus());
+        assert!(
+            !xml.chars()
+                .any(|c| (c.is_control() && c != '\n') || c == '\u{ffff}'),
+            "{xml:?}"
+        );
     }
 
     #[test]

@@ -277,3 +277,62 @@ fn a_hashing_problem_keeps_the_results_and_the_verdict() {
         "{stderr}"
     );
 }
+
+/// An adapter in Python that writes control characters wherever the text report shows
+/// its text: its hello's name and version, an error's kind and message, and an object
+/// key (a pointer).
+const HOSTILE_ADAPTER: &str = r#"
+import json, sys
+sys.stdin.readline()
+print(json.dumps({"type": "hello", "implementation": "evil\u001b]0;pwned\u0007\uffff", "version": "1\u001b[2J",
+                  "profile": "pi", "operations": ["load"], "capabilities": []}), flush=True)
+for line in sys.stdin:
+    request = json.loads(line)
+    if request.get("type") == "bye":
+        break
+    if request["case"] == "0024":
+        answer = {"type": "response", "case": request["case"],
+                  "error": {"kind": "x\u001b[2J", "message": "m\u001b]0;title\u0007\r"}}
+    else:
+        answer = {"type": "response", "case": request["case"], "ok": {"\u001b[2J": 1, "\u009b31m": 2}}
+    print(json.dumps(answer), flush=True)
+"#;
+
+/// Finding 4: `run`'s text report shows adapter and corpus text with its control
+/// characters escaped (a case name from `case.json` too), so an adapter cannot retitle
+/// or clear the terminal; JSON and JUnit reports stay well-formed.
+#[test]
+fn reports_escape_adapter_and_corpus_text() {
+    let dir = tempfile::tempdir().expect("temp dir");
+    let cases = corpus(dir.path());
+    let path = cases.join("parse/crlf-blank-lines/case.json");
+    let mut case: Value =
+        serde_json::from_str(&fs::read_to_string(&path).expect("read")).expect("json");
+    case["name"] = Value::from("crlf\u{1b}[31m-blank\u{7}");
+    fs::write(&path, case.to_string()).expect("write");
+    for format in ["text", "json", "junit"] {
+        let out = cli()
+            .args(["run", "--profile", "pi", "--jobs", "1", "--color", "never"])
+            .args(["--format", format, "--corpus"])
+            .arg(&cases)
+            .args(["--adapter", "python3", "--", "-c", HOSTILE_ADAPTER])
+            .timeout(Duration::from_mins(1))
+            .assert()
+            .code(1)
+            .get_output()
+            .clone();
+        let text = String::from_utf8_lossy(&out.stdout);
+        let control: Vec<char> = text
+            .chars()
+            .filter(|c| c.is_control() && *c != '\n' && *c != '\t')
+            .collect();
+        assert!(control.is_empty(), "{format}: {control:?} in {text}");
+        if format == "junit" {
+            assert!(!text.contains('\u{ffff}'), "{text}");
+        }
+        assert!(text.contains("evil"), "{format}: {text}");
+        if format == "json" {
+            records(&text);
+        }
+    }
+}

@@ -103,12 +103,12 @@ pub fn run(args: &Args) -> Result<ExitCode, String> {
     let divergences = match &args.expect {
         // `--write-divergences` makes a missing list: one run seeds it.
         Some(path) if args.write_divergences && !path.exists() => runner::Divergences::new(),
-        Some(path) => runner::read_divergences(path).map_err(|e| e.to_string())?,
+        Some(path) => runner::read_divergences(path).map_err(shown)?,
         None => runner::Divergences::new(),
     };
     // Read once for every profile: a case of several profiles shares its goldens and
     // known tokens between their runs.
-    let cases = Arc::new(corpus::load(&corpus_root).map_err(|e| e.to_string())?);
+    let cases = Arc::new(corpus::load(&corpus_root).map_err(shown)?);
     if let Some(glob) = &args.filter {
         let matcher = globset::Glob::new(glob)
             .map_err(|e| format!("bad --filter {glob:?}: {e}"))?
@@ -137,15 +137,15 @@ pub fn run(args: &Args) -> Result<ExitCode, String> {
             .pin_cpus(!args.no_pin)
             .progress(args.format == Format::Text);
         if let Some(glob) = &args.filter {
-            harness = harness.filter(glob).map_err(|e| e.to_string())?;
+            harness = harness.filter(glob).map_err(shown)?;
         }
         let run = if reference {
-            harness.run_reference().map_err(|e| e.to_string())?
+            harness.run_reference().map_err(shown)?
         } else {
             let command: Vec<String> = args.adapter.command();
             harness
                 .run_process(&command, args.one_shot)
-                .map_err(|e| e.to_string())?
+                .map_err(shown)?
         };
         runs.push(run);
     }
@@ -162,8 +162,8 @@ pub fn run(args: &Args) -> Result<ExitCode, String> {
     };
     write_stdout(&text)?;
     if let (true, Some(path)) = (args.write_divergences, &args.expect) {
-        let changed = session_conformance::divergences::write_signatures(path, &runs)
-            .map_err(|e| e.to_string())?;
+        let changed =
+            session_conformance::divergences::write_signatures(path, &runs).map_err(shown)?;
         eprintln!(
             "session-conformance: {}: {} signature(s) written, {} failure(s) added as UNREVIEWED, {} passing id(s) removed{}",
             path.display(),
@@ -191,4 +191,11 @@ fn corpus_version(root: &std::path::Path, cases: &[corpus::Case]) -> bundle::Cor
         );
         bundle::CorpusVersion::unhashed(cases.len(), problem)
     })
+}
+
+/// An error's message for stderr, control characters escaped: it may quote an adapter
+/// (its hello) or the corpus (a case's path).
+#[allow(clippy::needless_pass_by_value)] // used as `map_err(shown)`
+fn shown(error: impl std::fmt::Display) -> String {
+    printable(&error.to_string()).into_owned()
 }
