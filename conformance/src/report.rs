@@ -274,7 +274,7 @@ pub fn json_lines(runs: &[ProfileRun], corpus: &CorpusVersion) -> String {
     let mut out = String::new();
     for run in runs {
         let header = json!({"type": "header", "tool": "session-conformance", "version": env!("CARGO_PKG_VERSION"), "corpus": corpus.to_json(), "profile": run.profile.name(), "adapter": run.hello});
-        let _ = writeln!(out, "{header}");
+        let _ = writeln!(out, "{}", c1_escaped(header.to_string()));
         for r in &run.results {
             let failed = r.expected.is_some();
             let record = CaseRecord {
@@ -297,11 +297,8 @@ pub fn json_lines(runs: &[ProfileRun], corpus: &CorpusVersion) -> String {
                 clauses: &r.clauses,
                 tags: &r.tags,
             };
-            let _ = writeln!(
-                out,
-                "{}",
-                serde_json::to_string(&record).unwrap_or_default()
-            );
+            let line = serde_json::to_string(&record).unwrap_or_default();
+            let _ = writeln!(out, "{}", c1_escaped(line));
         }
         let c: BTreeMap<&str, usize> = counts(&run.results)
             .into_iter()
@@ -312,6 +309,26 @@ pub fn json_lines(runs: &[ProfileRun], corpus: &CorpusVersion) -> String {
             "{}",
             json!({"type": "summary", "profile": run.profile.name(), "counts": c})
         );
+    }
+    out
+}
+
+/// A JSON line with DEL and the C1 control characters (U+007F to U+009F) written as
+/// `\u` escapes, as JSON writers leave them raw: U+009B is a terminal's CSI, so a report
+/// shown with `cat` could otherwise move the cursor. Outside strings a JSON line holds
+/// only ASCII, so every such character is inside a string, where the escape means the
+/// same.
+fn c1_escaped(line: String) -> String {
+    if !line.chars().any(|c| ('\u{7f}'..='\u{9f}').contains(&c)) {
+        return line;
+    }
+    let mut out = String::with_capacity(line.len() + 16);
+    for c in line.chars() {
+        if ('\u{7f}'..='\u{9f}').contains(&c) {
+            let _ = write!(out, "\\u{:04x}", u32::from(c));
+        } else {
+            out.push(c);
+        }
     }
     out
 }
@@ -568,6 +585,17 @@ mod tests {
                 .any(|c| (c.is_control() && c != '\n') || c == '\u{ffff}'),
             "{xml:?}"
         );
+        runs[0].results[0].actual = Some("{\"\u{9b}2J\": \"\u{7f}\"}".into());
+        runs[0].results[0].expected = Some("{}".into());
+        let lines = json_lines(&runs, &corpus());
+        assert!(
+            !lines.chars().any(|c| c.is_control() && c != '\n'),
+            "{lines:?}"
+        );
+        let record: serde_json::Value =
+            serde_json::from_str(lines.lines().nth(1).unwrap_or_default()).unwrap_or_default();
+        assert_eq!(record["actual"], json!({"\u{9b}2J": "\u{7f}"}));
+        assert_eq!(record["name"], "g\u{1b}[2J/c");
     }
 
     #[test]
