@@ -336,3 +336,50 @@ fn reports_escape_adapter_and_corpus_text() {
         }
     }
 }
+
+/// Finding 5: a corpus folder with no case (emptied, a submodule not checked out, a
+/// wrong subfolder) is an error naming the folder, not "0 passed".
+#[test]
+fn a_corpus_without_cases_is_an_error() {
+    let dir = tempfile::tempdir().expect("temp dir");
+    let empty = dir.path().join("empty");
+    fs::create_dir(&empty).expect("folder");
+    let wrong = dir.path().join("wrong");
+    write(&wrong.join("parse/README.md"), "not a case");
+    write(&wrong.join("g/c/input/case.json"), "{}");
+    for folder in [&empty, &wrong] {
+        let out = cli()
+            .args(["run", "--profile", "pi", "--corpus"])
+            .arg(folder)
+            .timeout(Duration::from_secs(20))
+            .assert()
+            .code(2)
+            .get_output()
+            .clone();
+        assert!(out.stdout.is_empty());
+        assert_eq!(
+            String::from_utf8_lossy(&out.stderr),
+            format!(
+                "session-conformance: {}: no case in this corpus folder (a case is a folder holding a case.json); is it the right folder, or an empty one?\n",
+                folder.display()
+            )
+        );
+    }
+    let cases = corpus(dir.path());
+    let out = cli()
+        .args(["run", "--profile", "operator", "--corpus"])
+        .arg(&cases)
+        .timeout(Duration::from_secs(20))
+        .assert()
+        .code(2)
+        .get_output()
+        .clone();
+    assert!(out.stdout.is_empty());
+    assert_eq!(
+        String::from_utf8_lossy(&out.stderr),
+        format!(
+            "session-conformance: none of the 2 case(s) of {} applies to profile operator; is it the right corpus?\n",
+            cases.display()
+        )
+    );
+}

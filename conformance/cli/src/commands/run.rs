@@ -29,7 +29,8 @@ pub enum Format {
 /// Run corpus cases against an implementation and compare with the goldens.
 ///
 /// Exit status: 0 when every selected case passed (or is a listed divergence),
-/// 1 when any failed, 2 on usage errors or when the adapter cannot start.
+/// 1 when any failed, 2 on usage errors (a corpus with no case, or none of the
+/// profile's, among them) or when the adapter cannot start.
 #[derive(clap::Args)]
 pub struct Args {
     #[command(flatten)]
@@ -109,6 +110,14 @@ pub fn run(args: &Args) -> Result<ExitCode, String> {
     // Read once for every profile: a case of several profiles shares its goldens and
     // known tokens between their runs.
     let cases = Arc::new(corpus::load(&corpus_root).map_err(shown)?);
+    // An emptied folder, a submodule not checked out or a wrong subfolder: no case is
+    // no pass.
+    if cases.is_empty() {
+        return Err(format!(
+            "{}: no case in this corpus folder (a case is a folder holding a case.json); is it the right folder, or an empty one?",
+            printable(&corpus_root.display().to_string())
+        ));
+    }
     if let Some(glob) = &args.filter {
         let matcher = globset::Glob::new(glob)
             .map_err(|e| format!("bad --filter {glob:?}: {e}"))?
@@ -148,6 +157,15 @@ pub fn run(args: &Args) -> Result<ExitCode, String> {
                 .map_err(shown)?
         };
         runs.push(run);
+    }
+    if runs.iter().all(|run| run.results.is_empty()) {
+        let profiles: Vec<&str> = runs.iter().map(|run| run.profile.name()).collect();
+        return Err(format!(
+            "none of the {} case(s) of {} applies to profile {}; is it the right corpus?",
+            cases.len(),
+            printable(&corpus_root.display().to_string()),
+            profiles.join(", ")
+        ));
     }
     let color = match args.color {
         Color::Always => true,
