@@ -458,3 +458,24 @@ fn gate_lists_failed_cases_by_their_status_field() {
         "{stdout}"
     );
 }
+
+/// Finding 1's class: a REPORT argument is read as the CLI reads a FILE argument, a
+/// regular file or a pipe within the limits; a device (`/dev/zero`, which a plain read
+/// would take memory from for ever) or a folder is refused unread.
+#[test]
+fn report_refuses_a_device_or_a_folder_as_a_report() {
+    for path in ["/dev/zero", "/tmp"] {
+        let out = cli()
+            .args(["report", path])
+            .timeout(Duration::from_secs(20))
+            .assert()
+            .code(2)
+            .get_output()
+            .clone();
+        let stderr = String::from_utf8_lossy(&out.stderr);
+        assert!(
+            stderr.starts_with(&format!("session-conformance: {path}: is a ")),
+            "{stderr}"
+        );
+    }
+}
