@@ -90,7 +90,8 @@ adapter=("$@")
 [ -z "$expect" ] || [ -f "$expect" ] || die "--expect $expect: no such file"
 command -v "$bin" > /dev/null || die "no kit binary '$bin' (set --bin or SESSION_CONFORMANCE)"
 
-mkdir -p "$out"
+{ mkdir -p -- "$out" && [ -d "$out" ] && [ -w "$out" ]; } 2> /dev/null ||
+  die "--out $out: cannot make this folder or write into it"
 echo "== $("$bin" --version), profile $profile, adapter: ${adapter[*]}"
 
 run_args=(--profile "$profile" --jobs "$jobs" --timeout "$timeout")
@@ -112,12 +113,19 @@ run_status=0
 run json > "$out/report.jsonl" || run_status=$?
 worse "$run_status"
 echo "== summary"
-if grep '"type":"summary"' "$out/report.jsonl"; then
-  records=$(grep '"type":"case"' "$out/report.jsonl") || true
-  changed=$(grep '"status":"divergent-changed"' <<< "$records") || true
-  failed=$(grep -v '"status":"\(pass\|divergent\|divergent-changed\|skipped\)"' <<< "$records") || true
-  show() { # RECORDS: status, id, name and first difference of each (fields in the kit's order)
-    sed -e 's/^.*"id":"\([^"]*\)","name":"\([^"]*\)","status":"\([^"]*\)","pointer":\("[^"]*"\|null\).*$/\3 \1 \2 \4/' <<< "$1" | cut -c1-300
+# Records start with their type (the kit writes `type` first), so an anchored match finds
+# the summary records and nothing inside a case's output.
+if grep '^{"type":"summary"' "$out/report.jsonl"; then
+  # The kit reads the report and picks cases by their status field alone (a case's
+  # output, name or notes may hold any text): `STATUS ID GROUP/NAME POINTER` a line.
+  list() { # WHICH: failed or changed
+    "$bin" report "$out/report.jsonl" --list "$1"
+  }
+  changed="" failed=""
+  changed=$(list changed) || worse 2
+  failed=$(list failed) || worse 2
+  show() { # LINES: at most 300 characters of each
+    cut -c1-300 <<< "$1"
   }
   if [ -n "$changed" ]; then
     echo "== listed divergences that now differ otherwise (not a failure, but the reason may be stale)"

@@ -92,6 +92,9 @@ pub struct CaseResult {
     pub description: String,
     /// The clauses of the specification (`docs/spec/`) the case pins.
     pub clauses: Vec<String>,
+    /// The case's tags (`case.json`'s `tags`): the JSON report carries them with the
+    /// clauses, so that `report` labels each case as the corpus run did.
+    pub tags: Vec<String>,
     /// Outcome.
     pub status: Status,
     /// JSON Pointer of the first difference.

@@ -31,6 +31,9 @@ pub fn summary_line(runs: &[ProfileRun]) -> String {
 }
 
 /// The text report; its last two lines name the corpus run and count the results.
+/// Text from the adapter or the corpus (the hello's name and version, case ids and
+/// names, pointers, notes, diffs) is shown with its control characters escaped
+/// ([`printable`]), so that an adapter cannot retitle, clear or recolour the terminal.
 pub fn text(runs: &[ProfileRun], color: bool, corpus: &CorpusVersion) -> String {
     let paint = |code: &str, s: &str| {
         if color {
@@ -44,8 +47,8 @@ pub fn text(runs: &[ProfileRun], color: bool, corpus: &CorpusVersion) -> String 
         let _ = writeln!(
             out,
             "{} {}, profile {}: {} case(s) of the profile",
-            run.hello.implementation,
-            run.hello.version,
+            printable(&run.hello.implementation),
+            printable(&run.hello.version),
             run.profile,
             run.results.len()
         );
@@ -61,9 +64,14 @@ pub fn text(runs: &[ProfileRun], color: bool, corpus: &CorpusVersion) -> String 
             let at = r
                 .pointer
                 .as_deref()
-                .map(|p| format!(" at {p}"))
+                .map(|p| format!(" at {}", printable(p)))
                 .unwrap_or_default();
-            let _ = writeln!(out, "{status} {} {}{at}", r.id, r.name);
+            let _ = writeln!(
+                out,
+                "{status} {} {}{at}",
+                printable(&r.id),
+                printable(&r.name)
+            );
             if !r.description.is_empty() {
                 let _ = writeln!(out, "  case: {}", printable(&r.description));
             }
@@ -75,14 +83,15 @@ pub fn text(runs: &[ProfileRun], color: bool, corpus: &CorpusVersion) -> String 
                 );
             }
             for note in &r.notes {
-                let _ = writeln!(out, "  {note}");
+                let _ = writeln!(out, "  {}", printable(note));
             }
             if let Some(diff) = &r.diff {
                 for line in diff.lines() {
+                    let line = printable(line);
                     let line = match line.chars().next() {
-                        Some('+') if !line.starts_with("+++") => paint("32", line),
-                        Some('-') if !line.starts_with("---") => paint("31", line),
-                        _ => line.to_owned(),
+                        Some('+') if !line.starts_with("+++") => paint("32", &line),
+                        Some('-') if !line.starts_with("---") => paint("31", &line),
+                        _ => line.into_owned(),
                     };
                     let _ = writeln!(out, "  {line}");
                 }
@@ -127,7 +136,7 @@ pub fn text(runs: &[ProfileRun], color: bool, corpus: &CorpusVersion) -> String 
         );
     }
     out.push_str(&slowest(runs));
-    let _ = writeln!(out, "corpus: {corpus}");
+    let _ = writeln!(out, "corpus: {}", printable(&corpus.to_string()));
     let _ = writeln!(out, "{}", summary_line(runs));
     out
 }
@@ -155,7 +164,10 @@ fn grouped_failures(results: &[CaseResult]) -> String {
     let mut rows: Vec<(String, usize, String)> = groups
         .into_iter()
         .map(|(key, (n, g))| {
-            let g: Vec<String> = g.into_iter().map(|g| format!("{g}/")).collect();
+            let g: Vec<String> = g
+                .into_iter()
+                .map(|g| format!("{}/", printable(g)))
+                .collect();
             (key, n, g.join(", "))
         })
         .collect();
@@ -192,8 +204,8 @@ fn slowest(runs: &[ProfileRun]) -> String {
             out,
             "  {:>8.3} s  {} {} ({}, {})",
             r.elapsed.as_secs_f64(),
-            r.id,
-            r.name,
+            printable(&r.id),
+            printable(&r.name),
             run.profile,
             shown(r.status)
         );
@@ -228,6 +240,8 @@ fn shown(status: Status) -> &'static str {
 /// One case's JSON record. `expected` and `actual` are the normalised outputs as
 /// compared (a failed case's; `null` otherwise), written from their canonical text as
 /// it is (a value nested deeper than serde's writer could recurse is still written).
+/// `clauses` and `tags` are the case's own (`case.json`), so that `report` labels the
+/// case as the corpus run did, without reading any corpus.
 #[derive(serde::Serialize)]
 struct CaseRecord<'a> {
     #[serde(rename = "type")]
@@ -243,6 +257,8 @@ struct CaseRecord<'a> {
     expected: Option<Box<RawValue>>,
     actual: Option<Box<RawValue>>,
     ms: f64,
+    clauses: &'a [String],
+    tags: &'a [String],
 }
 
 /// JSON text as a raw value (compact), or `None` when it is not JSON.
@@ -259,7 +275,7 @@ pub fn json_lines(runs: &[ProfileRun], corpus: &CorpusVersion) -> String {
     let mut out = String::new();
     for run in runs {
         let header = json!({"type": "header", "tool": "session-conformance", "version": env!("CARGO_PKG_VERSION"), "corpus": corpus.to_json(), "profile": run.profile.name(), "adapter": run.hello});
-        let _ = writeln!(out, "{header}");
+        let _ = writeln!(out, "{}", c1_escaped(header.to_string()));
         for r in &run.results {
             let failed = r.expected.is_some();
             let record = CaseRecord {
@@ -279,12 +295,11 @@ pub fn json_lines(runs: &[ProfileRun], corpus: &CorpusVersion) -> String {
                     None
                 },
                 ms: r.elapsed.as_secs_f64() * 1000.0,
+                clauses: &r.clauses,
+                tags: &r.tags,
             };
-            let _ = writeln!(
-                out,
-                "{}",
-                serde_json::to_string(&record).unwrap_or_default()
-            );
+            let line = serde_json::to_string(&record).unwrap_or_default();
+            let _ = writeln!(out, "{}", c1_escaped(line));
         }
         let c: BTreeMap<&str, usize> = counts(&run.results)
             .into_iter()
@@ -299,8 +314,28 @@ pub fn json_lines(runs: &[ProfileRun], corpus: &CorpusVersion) -> String {
     out
 }
 
+/// A JSON line with DEL and the C1 control characters (U+007F to U+009F) written as
+/// `\u` escapes, as JSON writers leave them raw: U+009B is a terminal's CSI, so a report
+/// shown with `cat` could otherwise move the cursor. Outside strings a JSON line holds
+/// only ASCII, so every such character is inside a string, where the escape means the
+/// same.
+fn c1_escaped(line: String) -> String {
+    if !line.chars().any(|c| ('\u{7f}'..='\u{9f}').contains(&c)) {
+        return line;
+    }
+    let mut out = String::with_capacity(line.len() + 16);
+    for c in line.chars() {
+        if ('\u{7f}'..='\u{9f}').contains(&c) {
+            let _ = write!(out, "\\u{:04x}", u32::from(c));
+        } else {
+            out.push(c);
+        }
+    }
+    out
+}
+
 /// JUnit XML, one test suite per profile; each suite's properties name the corpus run
-/// (`corpus.cases`, `corpus.sha256`); each test case's `time` is its elapsed seconds
+/// (`corpus.cases`, `corpus.sha256`, and `corpus.problem` when it could not be hashed); each test case's `time` is its elapsed seconds
 /// (the JSON record's `ms`).
 pub fn junit(runs: &[ProfileRun], corpus: &CorpusVersion) -> String {
     let mut out = String::from(
@@ -319,9 +354,14 @@ pub fn junit(runs: &[ProfileRun], corpus: &CorpusVersion) -> String {
             xml(&format!("{} {} ({})", run.hello.implementation, run.hello.version, run.profile)),
             run.results.len()
         );
+        let problem = corpus
+            .problem
+            .as_ref()
+            .map(|p| format!("<property name=\"corpus.problem\" value=\"{}\"/>", xml(p)))
+            .unwrap_or_default();
         let _ = writeln!(
             out,
-            "    <properties><property name=\"corpus.cases\" value=\"{}\"/><property name=\"corpus.sha256\" value=\"{}\"/></properties>",
+            "    <properties><property name=\"corpus.cases\" value=\"{}\"/><property name=\"corpus.sha256\" value=\"{}\"/>{problem}</properties>",
             corpus.cases,
             xml(&corpus.sha256)
         );
@@ -357,9 +397,14 @@ pub fn junit(runs: &[ProfileRun], corpus: &CorpusVersion) -> String {
     out
 }
 
+/// Text as XML character data or an attribute value: markup characters as entities,
+/// and the characters XML 1.0 does not allow (control characters other than newline and
+/// tab, and U+FFFE and U+FFFF) left out, so an adapter's text cannot break the document.
 fn xml(s: &str) -> String {
     s.chars()
-        .filter(|c| !c.is_control() || matches!(c, '\n' | '\t'))
+        .filter(|c| {
+            (!c.is_control() || matches!(c, '\n' | '\t')) && !matches!(c, '\u{fffe}' | '\u{ffff}')
+        })
         .fold(String::with_capacity(s.len()), |mut out, c| {
             match c {
                 '&' => out.push_str("&amp;"),
@@ -381,6 +426,7 @@ mod tests {
         CorpusVersion {
             cases: 2,
             sha256: "0123456789abcdef".repeat(4),
+            problem: None,
         }
     }
 
@@ -394,6 +440,7 @@ mod tests {
                 name: format!("g/c{i}"),
                 description: String::new(),
                 clauses: Vec::new(),
+                tags: Vec::new(),
                 status: *s,
                 pointer: None,
                 diff: None,
@@ -511,6 +558,45 @@ mod tests {
         assert_eq!(record["ms"], json!(20_004.0));
         assert!(junit(&runs, &corpus()).contains("name=\"0001 g/c1\" time=\"20.004\""));
         assert_eq!(slowest(&[run(&[])]), "");
+    }
+
+    /// Adapter and corpus text reaches the text report with its control characters
+    /// escaped, and the JUnit XML without the characters XML does not allow.
+    #[test]
+    fn reports_escape_adapter_and_corpus_text() {
+        let mut runs = [run(&[Status::Fail, Status::Fail])];
+        runs[0].hello.implementation = "x\u{1b}]0;title\u{7}".into();
+        runs[0].hello.version = "1\u{9b}2J\u{ffff}".into();
+        for r in &mut runs[0].results {
+            r.name = "g\u{1b}[2J/c".into();
+            r.pointer = Some("/a\r".into());
+            r.notes = vec!["error x\u{1b}c: m".into()];
+            r.diff = Some("--- expected\n+++ actual\n+\u{1b}[31m\n".into());
+        }
+        let text = text(&runs, false, &corpus());
+        assert!(
+            !text.chars().any(|c| c.is_control() && c != '\n'),
+            "{text:?}"
+        );
+        assert!(text.starts_with("x\\u{1b}]0;title\\u{7} 1\\u{9b}2J\u{ffff}, profile pi"));
+        assert!(text.contains("FAIL 0000 g\\u{1b}[2J/c at /a\\u{d}\n  error x\\u{1b}c: m\n"));
+        let xml = junit(&runs, &corpus());
+        assert!(
+            !xml.chars()
+                .any(|c| (c.is_control() && c != '\n') || c == '\u{ffff}'),
+            "{xml:?}"
+        );
+        runs[0].results[0].actual = Some("{\"\u{9b}2J\": \"\u{7f}\"}".into());
+        runs[0].results[0].expected = Some("{}".into());
+        let lines = json_lines(&runs, &corpus());
+        assert!(
+            !lines.chars().any(|c| c.is_control() && c != '\n'),
+            "{lines:?}"
+        );
+        let record: serde_json::Value =
+            serde_json::from_str(lines.lines().nth(1).unwrap_or_default()).unwrap_or_default();
+        assert_eq!(record["actual"], json!({"\u{9b}2J": "\u{7f}"}));
+        assert_eq!(record["name"], "g\u{1b}[2J/c");
     }
 
     #[test]

@@ -259,7 +259,8 @@ fn the_json_report_names_the_corpus_it_ran() {
     let two = header(&small);
     assert_eq!(two["corpus"]["cases"], 2, "{two}");
     assert_ne!(two["corpus"]["sha256"], repo["corpus"]["sha256"]);
-    let computed = session_conformance::bundle::version_of(&small, 2).unwrap();
+    let loaded = session_conformance::corpus::load(&small).unwrap();
+    let computed = session_conformance::bundle::version_of(&small, &loaded).unwrap();
     assert_eq!(two["corpus"]["sha256"], computed.sha256);
 }
 

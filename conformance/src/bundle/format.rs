@@ -3,13 +3,39 @@
 //! little-endian), the path (UTF-8, `/`-separated, relative), the content's length (8
 //! bytes, little-endian) and the content. The whole is one zlib stream.
 //!
-//! A corpus's `sha256` is the SHA-256 of the records of its `cases` folder's files (paths
-//! relative to that folder), so the hash names the cases whatever folder holds them.
+//! A corpus's `sha256` is the SHA-256 of the records of the files its cases read (paths
+//! relative to the `cases` folder, [`read_by_a_case`]), so the hash names the cases
+//! whatever folder holds them, and nothing else in that folder.
 
 use sha2::{Digest, Sha256};
 
 /// The first bytes of an unpacked bundle.
 pub const MAGIC: &[u8] = b"session-conformance bundle 1\n";
+
+/// A case's goldens, by file name: the one every profile shares, then one per profile
+/// (`session_reference::model::Profile::ALL`'s names; a test keeps them in step).
+pub const GOLDENS: [&str; 4] = [
+    "expected.json",
+    "expected.pi.json",
+    "expected.omp.json",
+    "expected.operator.json",
+];
+
+/// Whether the file at `path` (relative to the cases folder, `/`-separated) is one a
+/// case reads, given the case folders (`case_dirs`, relative the same way): a case
+/// folder's `case.json` or golden ([`GOLDENS`]), or a file under its `input/` folder
+/// (the first `input` part of a path ends its case folder's path: cases are never
+/// looked for inside an `input` folder).
+pub fn read_by_a_case(path: &str, is_case_dir: impl Fn(&str) -> bool) -> bool {
+    let parts: Vec<&str> = path.split('/').collect();
+    if let Some(at) = parts.iter().position(|p| *p == "input") {
+        return at > 0 && at + 1 < parts.len() && is_case_dir(&parts[..at].join("/"));
+    }
+    match path.rsplit_once('/') {
+        Some((dir, name)) => (name == "case.json" || GOLDENS.contains(&name)) && is_case_dir(dir),
+        None => false,
+    }
+}
 
 /// Appends one file's record to `out` (the bundle, or a hasher's input).
 pub fn write_record(out: &mut Vec<u8>, path: &str, content: &[u8]) {

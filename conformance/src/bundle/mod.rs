@@ -17,6 +17,8 @@ use std::path::{Component, Path, PathBuf};
 
 use sha2::{Digest, Sha256};
 
+use crate::corpus::Case;
+
 #[allow(dead_code)] // `write_record` is the build script's
 mod format;
 
@@ -32,26 +34,50 @@ static BUNDLE: &[u8] = include_bytes!(concat!(env!("OUT_DIR"), "/bundle.zlib"));
 /// `--version`'s text: the crate's version and the embedded corpus's.
 pub const LONG_VERSION: &str = env!("SESSION_CONFORMANCE_LONG_VERSION");
 
-/// Which corpus a run ran: its number of cases and the hash of its files, so two
-/// reports say whether they ran the same cases.
+/// Which corpus a run ran: its number of cases and the hash of the files its cases
+/// read, so two reports say whether they ran the same cases.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct CorpusVersion {
     /// Cases (folders holding a `case.json`).
     pub cases: usize,
-    /// SHA-256 of the files of the cases folder, as lowercase hex (`corpus/README.md`, "Version").
+    /// SHA-256 of the files the cases read, as lowercase hex (`corpus/README.md`,
+    /// "Version"); empty when they could not be hashed (`problem` says why).
     pub sha256: String,
+    /// Why the files could not be hashed (a file gone or changed since the cases were
+    /// read); `None` when `sha256` is the hash.
+    pub problem: Option<String>,
 }
 
 impl CorpusVersion {
-    /// The version as the JSON report's header writes it: `{"cases": N, "sha256": "…"}`.
+    /// A corpus of `cases` cases whose files could not be hashed, and why: a run keeps its
+    /// results and says so (`sha256` `null` and the `problem` in the JSON header).
+    pub fn unhashed(cases: usize, problem: String) -> CorpusVersion {
+        CorpusVersion {
+            cases,
+            sha256: String::new(),
+            problem: Some(problem),
+        }
+    }
+
+    /// The version as the JSON report's header writes it: `{"cases": N, "sha256": "…"}`,
+    /// or `{"cases": N, "sha256": null, "problem": "…"}` when it could not be hashed.
     pub fn to_json(&self) -> serde_json::Value {
-        serde_json::json!({"cases": self.cases, "sha256": self.sha256})
+        match &self.problem {
+            None => serde_json::json!({"cases": self.cases, "sha256": self.sha256}),
+            Some(problem) => {
+                serde_json::json!({"cases": self.cases, "sha256": null, "problem": problem})
+            }
+        }
     }
 }
 
 impl fmt::Display for CorpusVersion {
-    /// `861 cases, sha256 0123456789ab` (the hash's first 12 digits).
+    /// `861 cases, sha256 0123456789ab` (the hash's first 12 digits), or
+    /// `861 cases, not hashed (why)`.
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        if let Some(problem) = &self.problem {
+            return write!(f, "{} cases, not hashed ({problem})", self.cases);
+        }
         let short = self.sha256.get(..12).unwrap_or(&self.sha256);
         write!(f, "{} cases, sha256 {short}", self.cases)
     }
@@ -113,47 +139,104 @@ pub fn embedded_version() -> CorpusVersion {
     CorpusVersion {
         cases: built::CASES,
         sha256: built::SHA256.to_owned(),
+        problem: None,
     }
 }
 
-/// The version of the corpus in `cases_dir` holding `cases` cases: the SHA-256 of its
-/// regular files' records in path order (links and special files are left out, as the
-/// runner never follows them out of the corpus).
-pub fn version_of(cases_dir: &Path, cases: usize) -> Result<CorpusVersion, BundleError> {
-    let mut files = Vec::new();
-    for item in walkdir::WalkDir::new(cases_dir).min_depth(1) {
-        let item = item.map_err(|e| BundleError::Io {
-            path: e.path().unwrap_or(cases_dir).to_path_buf(),
-            error: e.into(),
-        })?;
-        if !item.file_type().is_file() {
-            continue;
-        }
-        let rel = item.path().strip_prefix(cases_dir).unwrap_or(item.path());
-        let name: Vec<String> = rel
+/// The version of the corpus in `cases_dir` whose cases the loader read as `cases`:
+/// the SHA-256 of the records (`format.rs`) of the files the cases read, in the byte
+/// order of their paths relative to `cases_dir` (`/`-separated): each case's
+/// `case.json`, its goldens (`format::GOLDENS`) and its input files (`input/…`, with
+/// the bytes the loader read). A case file or golden counts when it is a regular file
+/// (not a link) of at most [`crate::guard::MAX_FILE_BYTES`], the only kind the loader
+/// reads. Files no case reads are not opened, so a stray file (a huge one, an
+/// unreadable one) changes neither the hash nor its cost. `build.rs` hashes the same
+/// files of the corpus it embeds (`format::read_by_a_case`).
+///
+/// An error (a case's `case.json` gone, a file changed while it was read) names the file.
+pub fn version_of(cases_dir: &Path, cases: &[Case]) -> Result<CorpusVersion, BundleError> {
+    let mut files: Vec<(String, Hashed)> = Vec::new();
+    for case in cases {
+        let rel = case.dir.strip_prefix(cases_dir).unwrap_or(&case.dir);
+        let mut prefix: String = rel
             .components()
             .map(|c| c.as_os_str().to_string_lossy().into_owned())
-            .collect();
-        files.push((name.join("/"), item.into_path()));
+            .collect::<Vec<_>>()
+            .join("/");
+        if !prefix.is_empty() {
+            prefix.push('/');
+        }
+        let case_file = case.dir.join("case.json");
+        // The loader read it: gone now is an error, a link or special file was refused.
+        if is_hashed(&case_file, true)? {
+            files.push((format!("{prefix}case.json"), Hashed::File(case_file)));
+        }
+        for golden in format::GOLDENS {
+            let path = case.dir.join(golden);
+            if is_hashed(&path, false)? {
+                files.push((format!("{prefix}{golden}"), Hashed::File(path)));
+            }
+        }
+        for (name, bytes) in &case.inputs {
+            files.push((format!("{prefix}input/{name}"), Hashed::Bytes(bytes)));
+        }
     }
-    files.sort();
+    files.sort_by(|a, b| a.0.cmp(&b.0));
     let mut hasher = Sha256::new();
-    for (name, path) in files {
-        let file = fs::File::open(&path).map_err(io_error(&path))?;
-        let len = file.metadata().map_err(io_error(&path))?.len();
-        hasher.update(format::record_head(
-            &name,
-            usize::try_from(len).unwrap_or(usize::MAX),
-        ));
-        let copied = io::copy(&mut file.take(len), &mut hasher).map_err(io_error(&path))?;
-        if copied != len {
-            return Err(BundleError::Changed(path));
+    for (name, source) in files {
+        match source {
+            Hashed::Bytes(bytes) => format::hash_record(&mut hasher, &name, bytes),
+            Hashed::File(path) => hash_file(&mut hasher, &name, &path)?,
         }
     }
     Ok(CorpusVersion {
-        cases,
+        cases: cases.len(),
         sha256: format::hex(&hasher.finalize()),
+        problem: None,
     })
+}
+
+/// Where a hashed file's bytes come from.
+enum Hashed<'a> {
+    /// A file read now.
+    File(PathBuf),
+    /// Bytes the loader read (an input).
+    Bytes(&'a [u8]),
+}
+
+/// Whether `path` is a file the hash covers: a regular file (not a link) within the
+/// loader's limit. A missing file is not, unless `required`.
+fn is_hashed(path: &Path, required: bool) -> Result<bool, BundleError> {
+    match fs::symlink_metadata(path) {
+        Ok(meta) => Ok(meta.is_file() && meta.len() <= crate::guard::MAX_FILE_BYTES),
+        Err(e) if e.kind() == io::ErrorKind::NotFound && !required => Ok(false),
+        Err(e) => Err(io_error(path)(e)),
+    }
+}
+
+/// Feeds the record of the regular file at `path` to `hasher`, named `name`: opened
+/// without waiting (a file swapped for a FIFO cannot hang it), read to the length it
+/// had when opened.
+fn hash_file(hasher: &mut Sha256, name: &str, path: &Path) -> Result<(), BundleError> {
+    let mut options = fs::OpenOptions::new();
+    options.read(true);
+    #[cfg(unix)]
+    std::os::unix::fs::OpenOptionsExt::custom_flags(&mut options, libc::O_NONBLOCK);
+    let file = options.open(path).map_err(io_error(path))?;
+    let meta = file.metadata().map_err(io_error(path))?;
+    if !meta.is_file() || meta.len() > crate::guard::MAX_FILE_BYTES {
+        return Err(BundleError::Changed(path.to_path_buf()));
+    }
+    let len = meta.len();
+    hasher.update(format::record_head(
+        name,
+        usize::try_from(len).unwrap_or(usize::MAX),
+    ));
+    let copied = io::copy(&mut file.take(len), hasher).map_err(io_error(path))?;
+    if copied != len {
+        return Err(BundleError::Changed(path.to_path_buf()));
+    }
+    Ok(())
 }
 
 /// The bundle unpacked: its bytes and each file's path and range in them, in path order.
@@ -430,21 +513,74 @@ mod tests {
         ));
     }
 
+    /// The hash `build.rs` gives the embedded corpus is the one `version_of` gives its
+    /// files unpacked and loaded: the two hash the same files in the same order.
     #[test]
     fn the_embedded_bundle_matches_its_version() {
         let bundle = Bundle::embedded().unwrap();
-        let cases = bundle
-            .files()
-            .filter(|(p, _)| p.starts_with("cases/") && p.ends_with("/case.json"))
-            .count();
-        assert_eq!(cases, built::CASES);
         assert_eq!(bundle.files.len(), built::FILES);
-        let mut hasher = Sha256::new();
-        for (path, content) in bundle.files() {
-            if let Some(rel) = path.strip_prefix("cases/") {
-                format::hash_record(&mut hasher, rel, content);
-            }
-        }
-        assert_eq!(format::hex(&hasher.finalize()), built::SHA256);
+        let dir = tempfile::tempdir().unwrap();
+        bundle.write_into(dir.path()).unwrap();
+        let cases_dir = dir.path().join("cases");
+        let cases = crate::corpus::load(&cases_dir).unwrap();
+        assert_eq!(cases.len(), built::CASES);
+        assert_eq!(version_of(&cases_dir, &cases).unwrap(), embedded_version());
+    }
+
+    /// The goldens hashed are the ones a case reads: `expected.json` and one per profile.
+    #[test]
+    fn the_goldens_hashed_are_the_ones_cases_read() {
+        use session_reference::model::Profile;
+        let names: Vec<String> = std::iter::once("expected.json".to_owned())
+            .chain(
+                Profile::ALL
+                    .iter()
+                    .map(|p| format!("expected.{}.json", p.name())),
+            )
+            .collect();
+        assert_eq!(names, format::GOLDENS);
+        assert!(format::read_by_a_case("g/a/input/x/input/y", |d| d == "g/a"));
+        assert!(!format::read_by_a_case("g/b/input/x", |d| d == "g/a"));
+        assert!(!format::read_by_a_case("input/x", |_| true));
+        assert!(!format::read_by_a_case("g/a/notes.txt", |_| true));
+        assert!(!format::read_by_a_case("case.json", |_| true));
+    }
+
+    /// Only the files the cases read are hashed, in path order; a stray file (a note, a
+    /// file named like a golden of no profile, a terabyte sparse file) is not opened, and
+    /// a case file gone since the load is an error naming it.
+    #[test]
+    fn version_of_hashes_what_the_cases_read() {
+        let dir = tempfile::tempdir().unwrap();
+        let root = dir.path();
+        let write = |rel: &str, text: &str| {
+            let path = root.join(rel);
+            fs::create_dir_all(path.parent().unwrap()).unwrap();
+            fs::write(path, text).unwrap();
+        };
+        let case = r#"{"id":1,"name":"a","profiles":["pi"],"clauses":["loading.1"],"op":"load"}"#;
+        write("g/a/case.json", case);
+        write("g/a/expected.json", "{}");
+        write("g/a/input/s.jsonl", "x\n");
+        let cases = crate::corpus::load(root).unwrap();
+        let expected = {
+            let mut hasher = Sha256::new();
+            format::hash_record(&mut hasher, "g/a/case.json", case.as_bytes());
+            format::hash_record(&mut hasher, "g/a/expected.json", b"{}");
+            format::hash_record(&mut hasher, "g/a/input/s.jsonl", b"x\n");
+            format::hex(&hasher.finalize())
+        };
+        assert_eq!(version_of(root, &cases).unwrap().sha256, expected);
+        write("README.md", "stray");
+        write("g/a/notes.txt", "stray");
+        write("g/a/expected.nope.json", "stray");
+        fs::File::create(root.join("g/big.img"))
+            .unwrap()
+            .set_len(1 << 40)
+            .unwrap();
+        assert_eq!(version_of(root, &cases).unwrap().sha256, expected);
+        fs::remove_file(root.join("g/a/case.json")).unwrap();
+        let err = version_of(root, &cases).unwrap_err();
+        assert!(err.to_string().contains("g/a/case.json"), "{err}");
     }
 }

@@ -33,6 +33,7 @@ pub(super) fn compare_case(
         name: case.full_name(),
         description: case.file.description.clone(),
         clauses: case.file.clauses.clone(),
+        tags: case.file.tags.clone(),
         status: Status::Pass,
         pointer: None,
         diff: None,

@@ -7,6 +7,7 @@ use std::sync::Arc;
 use std::time::Duration;
 
 use clap::ValueEnum;
+use session_conformance::guard::printable;
 use session_conformance::harness::{self, Harness};
 use session_conformance::report::{self, ProfileRun};
 use session_conformance::{bundle, corpus, runner};
@@ -28,7 +29,8 @@ pub enum Format {
 /// Run corpus cases against an implementation and compare with the goldens.
 ///
 /// Exit status: 0 when every selected case passed (or is a listed divergence),
-/// 1 when any failed, 2 on usage errors or when the adapter cannot start.
+/// 1 when any failed, 2 on usage errors (a corpus with no case, or none of the
+/// profile's, among them) or when the adapter cannot start.
 #[derive(clap::Args)]
 pub struct Args {
     #[command(flatten)]
@@ -104,12 +106,20 @@ pub fn run(args: &Args) -> Result<ExitCode, String> {
     let divergences = match &args.expect {
         // `--write-divergences` makes a missing list: one run seeds it.
         Some(path) if args.write_divergences && !path.exists() => runner::Divergences::new(),
-        Some(path) => runner::read_divergences(path).map_err(|e| e.to_string())?,
+        Some(path) => runner::read_divergences(path).map_err(shown)?,
         None => runner::Divergences::new(),
     };
     // Read once for every profile: a case of several profiles shares its goldens and
     // known tokens between their runs.
-    let cases = Arc::new(corpus::load(&corpus_root).map_err(|e| e.to_string())?);
+    let cases = Arc::new(corpus::load(&corpus_root).map_err(shown)?);
+    // An emptied folder, a submodule not checked out or a wrong subfolder: no case is
+    // no pass.
+    if cases.is_empty() {
+        return Err(format!(
+            "{}: no case in this corpus folder (a case is a folder holding a case.json); is it the right folder, or an empty one?",
+            printable(&corpus_root.display().to_string())
+        ));
+    }
     if let Some(glob) = &args.filter {
         let matcher = globset::Glob::new(glob)
             .map_err(|e| format!("bad --filter {glob:?}: {e}"))?
@@ -138,24 +148,33 @@ pub fn run(args: &Args) -> Result<ExitCode, String> {
             .pin_cpus(!args.no_pin)
             .progress(args.format == Format::Text);
         if let Some(glob) = &args.filter {
-            harness = harness.filter(glob).map_err(|e| e.to_string())?;
+            harness = harness.filter(glob).map_err(shown)?;
         }
         let run = if reference {
-            harness.run_reference().map_err(|e| e.to_string())?
+            harness.run_reference().map_err(shown)?
         } else {
             let command: Vec<String> = args.adapter.command();
             harness
                 .run_process(&command, args.one_shot)
-                .map_err(|e| e.to_string())?
+                .map_err(shown)?
         };
         runs.push(run);
+    }
+    if runs.iter().all(|run| run.results.is_empty()) {
+        let profiles: Vec<&str> = runs.iter().map(|run| run.profile.name()).collect();
+        return Err(format!(
+            "none of the {} case(s) of {} applies to profile {}; is it the right corpus?",
+            cases.len(),
+            printable(&corpus_root.display().to_string()),
+            profiles.join(", ")
+        ));
     }
     let color = match args.color {
         Color::Always => true,
         Color::Never => false,
         Color::Auto => std::env::var_os("NO_COLOR").is_none() && io::stdout().is_terminal(),
     };
-    let version = bundle::version_of(&corpus_root, cases.len()).map_err(|e| e.to_string())?;
+    let version = corpus_version(&corpus_root, &cases);
     let text = match args.format {
         Format::Text => report::text(&runs, color, &version),
         Format::Json => report::json_lines(&runs, &version),
@@ -163,8 +182,8 @@ pub fn run(args: &Args) -> Result<ExitCode, String> {
     };
     write_stdout(&text)?;
     if let (true, Some(path)) = (args.write_divergences, &args.expect) {
-        let changed = session_conformance::divergences::write_signatures(path, &runs)
-            .map_err(|e| e.to_string())?;
+        let changed =
+            session_conformance::divergences::write_signatures(path, &runs).map_err(shown)?;
         eprintln!(
             "session-conformance: {}: {} signature(s) written, {} failure(s) added as UNREVIEWED, {} passing id(s) removed{}",
             path.display(),
@@ -187,4 +206,24 @@ pub fn run(args: &Args) -> Result<ExitCode, String> {
         }
     }
     Ok(status(harness::all_good(&runs)))
+}
+
+/// The version of the corpus run. Its files are hashed after the run; when that fails (a
+/// file gone or changed meanwhile), the results are kept: the report names the corpus
+/// without a hash and says why, a warning says so, and the exit status stays the verdict's.
+fn corpus_version(root: &std::path::Path, cases: &[corpus::Case]) -> bundle::CorpusVersion {
+    bundle::version_of(root, cases).unwrap_or_else(|e| {
+        let problem = printable(&e.to_string()).into_owned();
+        eprintln!(
+            "session-conformance: warning: the corpus could not be hashed ({problem}); the report names it without a hash"
+        );
+        bundle::CorpusVersion::unhashed(cases.len(), problem)
+    })
+}
+
+/// An error's message for stderr, control characters escaped: it may quote an adapter
+/// (its hello) or the corpus (a case's path).
+#[allow(clippy::needless_pass_by_value)] // used as `map_err(shown)`
+fn shown(error: impl std::fmt::Display) -> String {
+    printable(&error.to_string()).into_owned()
 }

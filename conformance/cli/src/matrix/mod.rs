@@ -7,20 +7,30 @@
 //! pass, divergence, skip or unsafe result counts as failed, and the cell shows its name).
 //! `render` writes the matrix as Markdown and as one self-contained HTML page.
 //!
+//! Each case record carries the case's `clauses` and `tags` (`run --format json` writes
+//! them), so the matrix reads no corpus. A report written before records carried them
+//! is labelled from a corpus only through the corpus loader and only when its header
+//! names that corpus's hash (`labels`); otherwise its cases are shown by group alone,
+//! with a warning.
+//!
 //! ```
 //! use session_conformance_cli::matrix::{Matrix, Report};
 //! let text = r#"{"type":"header","profile":"pi","adapter":{"implementation":"x","version":"1"}}
-//! {"type":"case","profile":"pi","id":"0001","name":"parse/a","status":"pass"}
-//! {"type":"case","profile":"pi","id":"0002","name":"parse/b","status":"divergent","notes":["known divergence: why"]}
+//! {"type":"case","profile":"pi","id":"0001","name":"parse/a","status":"pass","clauses":["loading.1"],"tags":[]}
+//! {"type":"case","profile":"pi","id":"0002","name":"parse/b","status":"divergent","notes":["known divergence: why"],"clauses":["loading.1"],"tags":[]}
 //! "#;
 //! let columns = Report::parse(text, "x.jsonl".as_ref()).unwrap().columns;
-//! let matrix = Matrix::build(columns, &Default::default());
+//! let matrix = Matrix::build(columns);
 //! assert!(matrix.markdown().contains("| parse | 1 passed · 1 divergent |"));
+//! assert!(matrix.markdown().contains("| clause loading.1 | 1 passed · 1 divergent |"));
 //! ```
 
+mod labels;
 mod render;
 
-use std::collections::{BTreeMap, BTreeSet};
+pub use labels::label_from_corpus;
+
+use std::collections::BTreeSet;
 use std::fmt::{self, Write as _};
 use std::path::{Path, PathBuf};
 
@@ -91,8 +101,13 @@ pub struct Outcome {
     pub notes: Vec<String>,
     /// The unified diff against the golden, when the report gives one.
     pub diff: Option<String>,
-    /// Tags the report gives the case (added to the corpus's).
+    /// The case's tags.
     pub tags: Vec<String>,
+    /// The clauses of the specification (`docs/spec/`) the case pins.
+    pub clauses: Vec<String>,
+    /// Whether the record carried the case's `clauses` (a record of this kit's does; one
+    /// of an older kit's does not, and [`label_from_corpus`] may label it).
+    pub labelled: bool,
 }
 
 impl Outcome {
@@ -121,6 +136,8 @@ pub struct Column {
     /// The corpus the run names in its header (`861 cases, sha256 64eb489d5004`), when
     /// it names one.
     pub corpus: Option<String>,
+    /// That corpus's whole SHA-256, when the header names one.
+    pub sha256: Option<String>,
     /// Its cases in report order.
     pub cases: Vec<Outcome>,
 }
@@ -224,6 +241,7 @@ struct Line {
     notes: Option<Value>,
     diff: Option<Value>,
     tags: Option<Value>,
+    clauses: Option<Value>,
     corpus: Option<Value>,
 }
 
@@ -253,12 +271,24 @@ fn strings_of(value: Option<&Value>) -> Vec<String> {
 }
 
 impl Report {
-    /// Reads a report file.
+    /// Reads a report file: a regular file or a pipe (read once), within the CLI's limits
+    /// on a FILE argument (`guard::read_input`); anything else is refused unread.
     pub fn read(path: &Path) -> Result<Report, MatrixError> {
-        let text = std::fs::read_to_string(path).map_err(|source| MatrixError::Io {
+        let io = |source| MatrixError::Io {
             path: path.to_owned(),
             source,
-        })?;
+        };
+        let kind = std::fs::metadata(path).map_err(io)?.file_type();
+        if !(kind.is_file() || is_pipe(kind)) {
+            let kind = session_conformance::guard::kind_name(kind);
+            return Err(io(std::io::Error::other(format!(
+                "is a {kind}, not a report file; not read"
+            ))));
+        }
+        let bytes = session_conformance::guard::read_input(path)
+            .map_err(|e| io(std::io::Error::other(e.to_string())))?;
+        let text = String::from_utf8(bytes)
+            .map_err(|_| io(std::io::Error::other("not UTF-8; not read")))?;
         Report::parse(&text, path)
     }
 
@@ -288,6 +318,7 @@ impl Report {
                             .unwrap_or_else(|| field("profile")),
                         source: path.to_owned(),
                         corpus: corpus_of(record.corpus.as_ref()),
+                        sha256: text_of(record.corpus.as_ref().and_then(|c| c.get("sha256"))),
                         cases: Vec::new(),
                     });
                 }
@@ -306,6 +337,8 @@ impl Report {
                         notes: strings_of(record.notes.as_ref()),
                         diff: text_of(record.diff.as_ref()),
                         tags: strings_of(record.tags.as_ref()),
+                        clauses: strings_of(record.clauses.as_ref()),
+                        labelled: record.clauses.is_some(),
                     });
                 }
                 // Summaries are recomputed; records of kinds added later are not ours to read.
@@ -321,68 +354,14 @@ impl Report {
     }
 }
 
-/// Case id (as reports write it, `0386`) → its tags (or its clauses), from the corpus's
-/// `case.json` files.
-pub type Tags = BTreeMap<String, Vec<String>>;
-
-/// What the corpus says of each case besides its group: its tags and the clauses of the
-/// specification it pins (`docs/spec/`).
-#[derive(Debug, Clone, Default, PartialEq)]
-pub struct CaseLabels {
-    /// Case id → its `tags`.
-    pub tags: Tags,
-    /// Case id → its `clauses`.
-    pub clauses: Tags,
+#[cfg(unix)]
+fn is_pipe(kind: std::fs::FileType) -> bool {
+    std::os::unix::fs::FileTypeExt::is_fifo(&kind)
 }
 
-/// Reads the `tags` and `clauses` lists of every `case.json` under `corpus` (cases without
-/// them have none). A missing corpus directory gives none.
-pub fn corpus_labels(corpus: &Path) -> Result<CaseLabels, MatrixError> {
-    let mut labels = CaseLabels::default();
-    if !corpus.is_dir() {
-        return Ok(labels);
-    }
-    let mut stack = vec![corpus.to_owned()];
-    while let Some(dir) = stack.pop() {
-        let entries = std::fs::read_dir(&dir).map_err(|source| MatrixError::Io {
-            path: dir.clone(),
-            source,
-        })?;
-        for entry in entries {
-            let entry = entry.map_err(|source| MatrixError::Io {
-                path: dir.clone(),
-                source,
-            })?;
-            let path = entry.path();
-            // Folders are entered only when they are real folders, so a link cannot loop.
-            if entry.file_type().is_ok_and(|t| t.is_dir()) {
-                stack.push(path);
-            } else if path.file_name().is_some_and(|n| n == "case.json") {
-                let text = std::fs::read_to_string(&path).map_err(|source| MatrixError::Io {
-                    path: path.clone(),
-                    source,
-                })?;
-                let case: Value = serde_json::from_str(&text).map_err(|e| MatrixError::Json {
-                    path: path.clone(),
-                    line: e.line(),
-                    message: e.to_string(),
-                })?;
-                let id = match case.get("id") {
-                    Some(Value::Number(n)) => n.as_u64().map(|n| format!("{n:04}")),
-                    Some(Value::String(s)) => Some(s.clone()),
-                    _ => None,
-                };
-                let Some(id) = id else { continue };
-                for (key, map) in [("tags", &mut labels.tags), ("clauses", &mut labels.clauses)] {
-                    let list = strings_of(case.get(key));
-                    if !list.is_empty() {
-                        map.insert(id.clone(), list);
-                    }
-                }
-            }
-        }
-    }
-    Ok(labels)
+#[cfg(not(unix))]
+fn is_pipe(_kind: std::fs::FileType) -> bool {
+    false
 }
 
 /// What a row gathers.
@@ -441,86 +420,63 @@ impl Cell {
 pub struct Matrix {
     /// The columns, in the order the reports were given.
     pub columns: Vec<Column>,
-    /// Each case's tags (from the corpus and the reports).
-    pub tags: Tags,
-    /// Each case's clauses (from the corpus).
-    pub clauses: Tags,
     /// Rows: all cases, then groups by name, then tags by name, then clauses; each with
     /// one cell per column.
     pub rows: Vec<(RowKey, Vec<Cell>)>,
 }
 
 impl Matrix {
-    /// Builds the matrix; `labels` come from [`corpus_labels`] (a report's own tags are added).
-    pub fn build(columns: Vec<Column>, labels: &CaseLabels) -> Matrix {
-        let mut all_tags = labels.tags.clone();
-        let clauses = &labels.clauses;
-        for case in columns.iter().flat_map(|c| &c.cases) {
-            if !case.tags.is_empty() {
-                let list = all_tags.entry(case.id.clone()).or_default();
-                for t in &case.tags {
-                    if !list.contains(t) {
-                        list.push(t.clone());
-                    }
-                }
-            }
-        }
+    /// Builds the matrix from the columns, each case labelled by its own tags and clauses.
+    pub fn build(columns: Vec<Column>) -> Matrix {
         let mut keys: BTreeSet<RowKey> = BTreeSet::new();
         keys.insert(RowKey::All);
         for case in columns.iter().flat_map(|c| &c.cases) {
             keys.insert(RowKey::Group(case.group().to_owned()));
-            for t in all_tags.get(&case.id).into_iter().flatten() {
-                keys.insert(RowKey::Tag(t.clone()));
-            }
-            for c in clauses.get(&case.id).into_iter().flatten() {
-                keys.insert(RowKey::Clause(c.clone()));
-            }
+            keys.extend(case.tags.iter().cloned().map(RowKey::Tag));
+            keys.extend(case.clauses.iter().cloned().map(RowKey::Clause));
         }
         let rows = keys
             .into_iter()
             .map(|key| {
-                let cells = columns
-                    .iter()
-                    .map(|column| {
-                        let mut cell = Cell::default();
-                        for (index, case) in column.cases.iter().enumerate() {
-                            let member = match &key {
-                                RowKey::All => true,
-                                RowKey::Group(g) => case.group() == g,
-                                RowKey::Tag(t) => {
-                                    all_tags.get(&case.id).is_some_and(|l| l.contains(t))
-                                }
-                                RowKey::Clause(c) => {
-                                    clauses.get(&case.id).is_some_and(|l| l.contains(c))
-                                }
-                            };
-                            if member {
-                                cell.counts[case.bucket() as usize] += 1;
-                                cell.cases.push(index);
-                            }
-                        }
-                        cell
-                    })
-                    .collect();
+                let cells = columns.iter().map(|column| cell_of(&key, column)).collect();
                 (key, cells)
             })
             .collect();
-        Matrix {
-            columns,
-            tags: all_tags,
-            clauses: clauses.clone(),
-            rows,
-        }
+        Matrix { columns, rows }
     }
 
-    /// Reads the reports and the corpus's tags and clauses and builds the matrix.
-    pub fn from_files(reports: &[PathBuf], corpus: &Path) -> Result<Matrix, MatrixError> {
+    /// Reads the reports and builds the matrix; the cases of a report written without
+    /// labels are labelled from the corpus `corpus` gives, when it is the one the report
+    /// ran ([`label_from_corpus`]). Returns the matrix and the warnings to show.
+    pub fn from_files(
+        reports: &[PathBuf],
+        corpus: impl FnOnce() -> Result<PathBuf, String>,
+    ) -> Result<(Matrix, Vec<String>), MatrixError> {
         let mut columns = Vec::new();
         for path in reports {
             columns.extend(Report::read(path)?.columns);
         }
-        Ok(Matrix::build(columns, &corpus_labels(corpus)?))
+        let warnings = label_from_corpus(&mut columns, corpus);
+        Ok((Matrix::build(columns), warnings))
     }
+}
+
+/// The cell of one row in one column: the column's cases the row gathers, counted.
+fn cell_of(key: &RowKey, column: &Column) -> Cell {
+    let mut cell = Cell::default();
+    for (index, case) in column.cases.iter().enumerate() {
+        let member = match key {
+            RowKey::All => true,
+            RowKey::Group(g) => case.group() == g,
+            RowKey::Tag(t) => case.tags.contains(t),
+            RowKey::Clause(c) => case.clauses.contains(c),
+        };
+        if member {
+            cell.counts[case.bucket() as usize] += 1;
+            cell.cases.push(index);
+        }
+    }
+    cell
 }
 
 /// The `report` command's arguments.
@@ -529,24 +485,83 @@ pub struct ReportArgs {
     /// Reports written by `run --format json` (one or more profiles each); each profile run is a column.
     #[arg(required = true, value_name = "REPORT")]
     pub reports: Vec<PathBuf>,
-    /// The corpus, read for each case's `tags` (none when absent; `report` reads the
-    /// corpus built into the binary when corpus/cases is not here).
-    #[arg(long, default_value = "corpus/cases")]
-    pub corpus: PathBuf,
+    /// Only for a report written before case records carried their `clauses` and `tags`
+    /// (an older kit's): the corpus to label its cases from, read through the corpus
+    /// loader and used only when its hash is the one the report's header names (default:
+    /// corpus/cases when it is here, else the corpus built into the binary). Reports of
+    /// this kit carry their labels and need no corpus.
+    #[arg(long)]
+    pub corpus: Option<PathBuf>,
     /// Write the matrix as one self-contained HTML page (works from disk, no server).
     #[arg(long, value_name = "FILE")]
     pub html: Option<PathBuf>,
     /// Write the matrix as a Markdown table (printed on stdout when neither --html nor --markdown is given).
     #[arg(long, value_name = "FILE")]
     pub markdown: Option<PathBuf>,
+    /// Print, instead of the table, one line per case of the reports that `failed`
+    /// (any status that fails a run, `unsafe` included) or whose listed divergence
+    /// `changed`: `STATUS ID GROUP/NAME POINTER` (`-` for no pointer).
+    #[arg(long, value_enum, conflicts_with_all = ["html", "markdown"])]
+    pub list: Option<Listing>,
     /// The page's title.
     #[arg(long, default_value = "Session format conformance")]
     pub title: String,
 }
 
-/// Runs the `report` command: writes the requested files and returns what goes to stdout.
-pub fn command(args: &ReportArgs) -> Result<String, MatrixError> {
-    let matrix = Matrix::from_files(&args.reports, &args.corpus)?;
+/// What `report --list` lists.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, clap::ValueEnum)]
+pub enum Listing {
+    /// Cases whose status fails a run (the failed and unsafe buckets).
+    Failed,
+    /// Listed divergences that now differ in another way (`divergent-changed`).
+    Changed,
+}
+
+impl Listing {
+    /// Whether `case` is listed.
+    pub fn lists(self, case: &Outcome) -> bool {
+        match self {
+            Listing::Failed => matches!(case.bucket(), Bucket::Failed | Bucket::Unsafe),
+            Listing::Changed => {
+                case.bucket() == Bucket::Divergent && case.status.contains("changed")
+            }
+        }
+    }
+}
+
+impl Matrix {
+    /// `report --list`'s lines: the listed cases of every column, in order, as
+    /// `STATUS ID GROUP/NAME POINTER`, control characters escaped.
+    pub fn list(&self, listing: Listing) -> String {
+        let mut out = String::new();
+        for case in self.columns.iter().flat_map(|c| &c.cases) {
+            if listing.lists(case) {
+                let line = format!(
+                    "{} {} {} {}",
+                    case.status,
+                    case.id,
+                    case.name,
+                    case.pointer.as_deref().unwrap_or("-")
+                );
+                let _ = writeln!(out, "{}", session_conformance::guard::printable(&line));
+            }
+        }
+        out
+    }
+}
+
+/// Runs the `report` command: writes the requested files and returns what goes to
+/// stdout and the warnings (a report's cases left unlabelled) for stderr. `corpus`
+/// names the corpus to label an older report's cases from; it is called only for such
+/// a report.
+pub fn command(
+    args: &ReportArgs,
+    corpus: impl FnOnce() -> Result<PathBuf, String>,
+) -> Result<(String, Vec<String>), MatrixError> {
+    let (matrix, warnings) = Matrix::from_files(&args.reports, corpus)?;
+    if let Some(listing) = args.list {
+        return Ok((matrix.list(listing), warnings));
+    }
     let write = |path: &Path, text: &str| {
         std::fs::write(path, text).map_err(|source| MatrixError::Io {
             path: path.to_owned(),
@@ -565,7 +580,7 @@ pub fn command(args: &ReportArgs) -> Result<String, MatrixError> {
     if args.html.is_none() && args.markdown.is_none() {
         stdout = matrix.markdown();
     }
-    Ok(stdout)
+    Ok((stdout, warnings))
 }
 
 #[cfg(test)]
@@ -612,7 +627,7 @@ mod tests {
 {"type":"case","profile":"pi","id":"0001","name":"g/a","status":"pass"}
 "#;
         let report = Report::parse(text, Path::new("r")).unwrap();
-        let markdown = Matrix::build(report.columns, &CaseLabels::default()).markdown();
+        let markdown = Matrix::build(report.columns).markdown();
         let head = markdown.lines().next().unwrap();
         assert_eq!(
             head,
@@ -626,18 +641,11 @@ mod tests {
     #[test]
     fn clauses_are_rows_of_their_own() {
         let text = r#"{"type":"header","profile":"pi","adapter":{"implementation":"x","version":"1"}}
-{"type":"case","profile":"pi","id":"0001","name":"g/a","status":"pass"}
-{"type":"case","profile":"pi","id":"0002","name":"g/b","status":"divergent","notes":["why"]}
+{"type":"case","profile":"pi","id":"0001","name":"g/a","status":"pass","tags":["t"],"clauses":["loading.1","tree.2"]}
+{"type":"case","profile":"pi","id":"0002","name":"g/b","status":"divergent","notes":["why"],"tags":[],"clauses":["tree.2"]}
 "#;
         let columns = Report::parse(text, Path::new("r")).unwrap().columns;
-        let labels = CaseLabels {
-            tags: Tags::from([("0001".into(), vec!["t".into()])]),
-            clauses: Tags::from([
-                ("0001".into(), vec!["loading.1".into(), "tree.2".into()]),
-                ("0002".into(), vec!["tree.2".into()]),
-            ]),
-        };
-        let matrix = Matrix::build(columns, &labels);
+        let matrix = Matrix::build(columns);
         let rows: Vec<String> = matrix.rows.iter().map(|(k, _)| k.slug()).collect();
         assert_eq!(
             rows,
@@ -668,25 +676,14 @@ mod tests {
     #[test]
     fn clause_summary_counts_each_clause_by_its_worst_case() {
         let text = r#"{"type":"header","profile":"pi","adapter":{"implementation":"x","version":"1"}}
-{"type":"case","profile":"pi","id":"0001","name":"g/a","status":"pass"}
-{"type":"case","profile":"pi","id":"0002","name":"g/b","status":"divergent","notes":["why"]}
-{"type":"case","profile":"pi","id":"0003","name":"g/c","status":"fail"}
-{"type":"case","profile":"pi","id":"0004","name":"g/d","status":"skipped"}
-{"type":"case","profile":"pi","id":"0005","name":"g/e","status":"skipped"}
+{"type":"case","profile":"pi","id":"0001","name":"g/a","status":"pass","clauses":["a.1","b.1","c.1"]}
+{"type":"case","profile":"pi","id":"0002","name":"g/b","status":"divergent","notes":["why"],"clauses":["b.1"]}
+{"type":"case","profile":"pi","id":"0003","name":"g/c","status":"fail","clauses":["c.1"]}
+{"type":"case","profile":"pi","id":"0004","name":"g/d","status":"skipped","clauses":["d.1","a.1"]}
+{"type":"case","profile":"pi","id":"0005","name":"g/e","status":"skipped","clauses":["d.1"]}
 "#;
         let columns = Report::parse(text, Path::new("r")).unwrap().columns;
-        let clauses = |ids: &[&str]| ids.iter().map(|c| (*c).to_owned()).collect::<Vec<_>>();
-        let labels = CaseLabels {
-            tags: Tags::new(),
-            clauses: Tags::from([
-                ("0001".into(), clauses(&["a.1", "b.1", "c.1"])),
-                ("0002".into(), clauses(&["b.1"])),
-                ("0003".into(), clauses(&["c.1"])),
-                ("0004".into(), clauses(&["d.1", "a.1"])),
-                ("0005".into(), clauses(&["d.1"])),
-            ]),
-        };
-        let markdown = Matrix::build(columns, &labels).markdown();
+        let markdown = Matrix::build(columns).markdown();
         assert!(
             markdown.contains("| x 1 (pi) | 4 | 1 | 1 | 1 | clause c.1 |\n"),
             "{markdown}"
@@ -710,7 +707,7 @@ mod tests {
                 .iter()
                 .flat_map(|t| Report::parse(t, Path::new("r")).unwrap().columns)
                 .collect();
-            Matrix::build(columns, &CaseLabels::default()).markdown()
+            Matrix::build(columns).markdown()
         };
         let plain = markdown(&[report("a", same), report("b", same), report("c", "")]);
         assert_eq!(plain.lines().count(), 4, "{plain}");
@@ -720,6 +717,49 @@ mod tests {
                 "\nThe columns ran different corpora: a 1 (pi): 861 cases, sha256 64eb489d5004; b 1 (pi): 2 cases, sha256 0123456789ab.\n"
             ),
             "{mixed}"
+        );
+    }
+
+    /// Each case is labelled by its own record: two columns that ran different corpora
+    /// may give one id different clauses, and each counts where its record says.
+    #[test]
+    fn each_case_is_labelled_by_its_own_record() {
+        let text = r#"{"type":"header","profile":"pi","adapter":{"implementation":"x","version":"1"}}
+{"type":"case","id":"0001","name":"g/a","status":"pass","clauses":["a.1"],"tags":["t"]}
+{"type":"header","profile":"pi","adapter":{"implementation":"y","version":"1"}}
+{"type":"case","id":"0001","name":"g/a","status":"fail","clauses":["b.1"],"tags":[]}
+"#;
+        let matrix = Matrix::build(Report::parse(text, Path::new("r")).unwrap().columns);
+        let row = |slug: &str| {
+            let (_, cells) = matrix.rows.iter().find(|(k, _)| k.slug() == slug).unwrap();
+            cells.iter().map(|c| c.cases.len()).collect::<Vec<_>>()
+        };
+        assert_eq!(row("clause:a.1"), [1, 0]);
+        assert_eq!(row("clause:b.1"), [0, 1]);
+        assert_eq!(row("tag:t"), [1, 0]);
+    }
+
+    /// `report --list`: a case is listed by its status field alone, whatever its other
+    /// fields hold; names and pointers are shown with control characters escaped.
+    #[test]
+    fn lists_name_failed_and_changed_cases_by_status() {
+        let text = r#"{"type":"header","profile":"pi","adapter":{"implementation":"x","version":"1"}}
+{"type":"case","id":"0001","name":"g/a","status":"fail","pointer":"/a\u001b[2J","actual":{"status":"pass"}}
+{"type":"case","id":"0002","name":"g/b \"status\":\"pass\"","status":"unsafe"}
+{"type":"case","id":"0003","name":"g/c","status":"pass","notes":["\"status\":\"fail\""]}
+{"type":"case","id":"0004","name":"g/d","status":"divergent-changed"}
+{"type":"case","id":"0005","name":"g/e","status":"divergent (changed)"}
+{"type":"case","id":"0006","name":"g/f","status":"divergent"}
+{"type":"case","id":"0007","name":"g/g","status":"something-new"}
+"#;
+        let matrix = Matrix::build(Report::parse(text, Path::new("r")).unwrap().columns);
+        assert_eq!(
+            matrix.list(Listing::Failed),
+            "fail 0001 g/a /a\\u{1b}[2J\nunsafe 0002 g/b \"status\":\"pass\" -\nsomething-new 0007 g/g -\n"
+        );
+        assert_eq!(
+            matrix.list(Listing::Changed),
+            "divergent-changed 0004 g/d -\ndivergent (changed) 0005 g/e -\n"
         );
     }
 
