@@ -29,5 +29,5 @@ pub use lint::{check, check_with_spec, Coverage};
 pub use problems::{
     CaseError, CaseProblem, CorpusError, CorpusProblem, GoldenProblem, GOLDEN_NESTING,
 };
-pub use spec::{is_clause_id, Clause, Spec};
+pub use spec::{is_clause_id, lines as spec_lines, Clause, Spec, SpecLine};
 pub use templates::{expand, TemplateProblem, MAX_EXPANSION_BYTES};
