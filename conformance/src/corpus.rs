@@ -25,7 +25,7 @@ mod templates;
 pub use case_file::{CaseFile, SafetyCheck, PATH_ARGS, TAGS};
 pub use cases::{load, load_case, Case, Derived};
 pub use goldens::Golden;
-pub use lint::{check, check_with_spec, Coverage};
+pub use lint::{check, check_loaded, check_with_spec, Coverage};
 pub use problems::{
     CaseError, CaseProblem, CorpusError, CorpusProblem, GoldenProblem, GOLDEN_NESTING,
 };
