@@ -17,7 +17,7 @@ fn cli() -> Command {
     Command::new(snapbox::cmd::cargo_bin!("session-conformance"))
         .env_remove("CI")
         .env("XDG_CACHE_HOME", cache)
-        .timeout(Duration::from_secs(60))
+        .timeout(Duration::from_mins(1))
 }
 
 const SESSION: &str = concat!(

@@ -26,7 +26,7 @@ enum Command {
     /// (`Not observable:`) why none can see it.
     Check {
         /// Corpus directory (default: corpus/cases when it is here, else the corpus built
-        /// into the binary).
+        /// into the binary). One that is not a folder, or holds no case, is an error (exit 2).
         #[arg(long)]
         corpus: Option<PathBuf>,
         /// The specification's folder (default: docs/spec when it is here, else the one
