@@ -2,7 +2,8 @@
 //!
 //! `serve` wraps this in the protocol loop; `run --adapter reference` calls it directly.
 //!
-//! By concern: `setup` (the case directory, session options, error kinds), `read`
+//! By concern: `setup` (the case directory, session options, error kinds), `confined`
+//! (the storage that writes only inside the case directory), `read`
 //! (`load`, `context`, `tree`), `steps` (one `apply` step: the call table and queries),
 //! `apply` (`apply`, `persist`, ack mode), `store` (the session-store operations),
 //! [`compaction`] (`compaction`, `branch_summary`) and [`serve`] (the protocol loop).
@@ -25,6 +26,7 @@ use crate::protocol::{Capability, Hello, Operation, Request, Response};
 mod apply;
 mod call;
 pub mod compaction;
+mod confined;
 mod read;
 pub mod serve;
 mod setup;

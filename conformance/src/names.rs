@@ -8,8 +8,10 @@
 //! whose name holds a created token (a time or an id the case did not give) must be
 //! named `<time>_<id>.jsonl`, with the profile's time spelling; an id the case did not
 //! give, in that name or in the `id` of the session header a written file starts with,
-//! must have the profile's form; and the name's id must be the header's. An adapter
-//! that declares `own-file-names` is not checked (`runner` leaves the check out).
+//! must have the profile's form; and the name's id and time must be the header's `id`
+//! and `timestamp`, the time spelled as the reference names a file from it
+//! (`session_reference::session::Rules::file_name`). An adapter that declares
+//! `own-file-names` is not checked (`runner` leaves the check out).
 
 use std::collections::{BTreeMap, HashSet};
 use std::fmt;
@@ -146,6 +148,14 @@ pub enum NameProblemKind {
         /// The form expected.
         expected: IdForm,
     },
+    /// The time in the file's name is not its header's `timestamp` in the profile's
+    /// spelling.
+    Time {
+        /// The name written (without its folder).
+        written: String,
+        /// The name the header's `timestamp` and the name's id make.
+        expected: String,
+    },
     /// The id in the file's name is not the id of its header.
     Mismatch {
         /// The id in the name.
@@ -178,7 +188,9 @@ impl NameProblem {
     pub fn clause(&self) -> &'static str {
         match self.kind {
             NameProblemKind::SessionId { .. } => "format.3",
-            NameProblemKind::FileName { .. } | NameProblemKind::Mismatch { .. } => "format.15",
+            NameProblemKind::FileName { .. }
+            | NameProblemKind::Time { .. }
+            | NameProblemKind::Mismatch { .. } => "format.15",
         }
     }
 
@@ -190,6 +202,7 @@ impl NameProblem {
             NameProblemKind::SessionId {
                 place, expected, ..
             } => format!("{place} id is not {}", expected.describe()),
+            NameProblemKind::Time { .. } => "file name time is not the header timestamp".to_owned(),
             NameProblemKind::Mismatch { .. } => "file name id is not the header id".to_owned(),
         };
         format!("name {}: {what}", self.clause())
@@ -215,6 +228,10 @@ impl fmt::Display for NameProblem {
                 f,
                 "{file}: created session id {written:?} in the {place} is not {} ({clause})",
                 expected.describe()
+            ),
+            NameProblemKind::Time { written, expected } => write!(
+                f,
+                "{file}: file name {written:?} is not named from the header's timestamp: {expected:?} ({clause})"
             ),
             NameProblemKind::Mismatch { name, header } => write!(
                 f,
@@ -267,11 +284,13 @@ pub fn check(
     given: &Given<'_>,
 ) -> Vec<NameProblem> {
     let rules = Rules::for_profile(profile);
+    let name_from = session_reference::session::Rules::for_profile(profile).file_name;
     let mut problems = Vec::new();
     let empty = serde_json::Map::new();
     let files = files.as_object().unwrap_or(&empty);
     for (path, file) in files {
-        let header_id = header_id(file, rules.header_type);
+        let header = header(file, rules.header_type);
+        let header_id = header.and_then(|h| h.get("id")?.as_str());
         if let Some(id) = header_id.filter(|id| !given.has(id)) {
             if !rules.id.admits(id) {
                 problems.push(NameProblem {
@@ -285,7 +304,12 @@ pub fn check(
             }
         }
         if !given.inputs.contains_key(path) {
+            let before = problems.len();
             check_name(rules, path, header_id, given, &mut problems);
+            let timestamp = header.and_then(|h| h.get("timestamp")?.as_str());
+            if let (true, Some(timestamp)) = (problems.len() == before, timestamp) {
+                check_time(name_from, path, timestamp, given, &mut problems);
+            }
         }
     }
     // Without recursion: a response may be nested 100,000 deep.
@@ -353,16 +377,39 @@ fn check_name(
     }
 }
 
-/// The string `id` of the session header a snapshot's file starts with (after a BOM),
-/// when its first line is a header of type `header_type`.
-fn header_id<'v>(file: &'v Value, header_type: &str) -> Option<&'v str> {
+/// Checks that a created session file at `path`, named `<time>_<id>.jsonl` in the
+/// profile's form with its header's id, is named from its header's `timestamp`: the
+/// name `name_from` (the reference's rule) makes from that time and the name's id.
+fn check_time(
+    name_from: fn(&str, &str) -> String,
+    path: &str,
+    timestamp: &str,
+    given: &Given<'_>,
+    problems: &mut Vec<NameProblem>,
+) {
+    let name = path.rsplit('/').next().unwrap_or(path);
+    let Some((_, id)) = name.strip_suffix(".jsonl").and_then(|n| n.split_once('_')) else {
+        return;
+    };
+    let expected = name_from(timestamp, id);
+    if name != expected && given.has_created_token(name) {
+        problems.push(NameProblem {
+            file: path.to_owned(),
+            kind: NameProblemKind::Time {
+                written: name.to_owned(),
+                expected,
+            },
+        });
+    }
+}
+
+/// The session header a snapshot's file starts with (after a BOM), when its first line
+/// is a header of type `header_type`.
+fn header<'v>(file: &'v Value, header_type: &str) -> Option<&'v Value> {
     let lines = file.get("lines")?.as_array()?;
     let bom = |line: &Value| line.get("$bom") == Some(&Value::Bool(true));
     let first = lines.iter().find(|line| !bom(line))?;
-    if first.get("type")?.as_str()? != header_type {
-        return None;
-    }
-    first.get("id")?.as_str()
+    (first.get("type")?.as_str()? == header_type).then_some(first)
 }
 
 #[cfg(test)]
@@ -417,6 +464,7 @@ mod tests {
         let hex_id =
             |place: &str| format!("name format.3: {place} id is not 16 lowercase hex digits");
         let mismatch = "name format.15: file name id is not the header id".to_owned();
+        let time = || vec!["name format.15: file name time is not the header timestamp".to_owned()];
         let rows: Vec<(Profile, String, &str, &str, Vec<String>)> = vec![
             // (profile, file name, header id, arguments, problems)
             (Pi, name(ms, UUID), UUID, "{}", vec![]),
@@ -528,6 +576,59 @@ mod tests {
                 "other-id",
                 r#"{"id":"custom-id","x":"other-id"}"#,
                 vec![mismatch],
+            ),
+            // A time of the right shape that is not the header's `timestamp`
+            // (2026-11-25T21:12:20.603Z), spelled the profile's way: operator's
+            // microseconds are the clock's milliseconds followed by `000`.
+            (
+                Pi,
+                name("0000-99-99T99-99-99-999Z", UUID),
+                UUID,
+                "{}",
+                time(),
+            ),
+            (
+                Pi,
+                name("2026-11-25T21-12-20-604Z", UUID),
+                UUID,
+                "{}",
+                time(),
+            ),
+            (
+                Omp,
+                name("2026-11-25T21-12-21-603Z", HEX16),
+                HEX16,
+                "{}",
+                time(),
+            ),
+            (
+                Operator,
+                name("2026-11-25T21-12-20-603999", UUID),
+                UUID,
+                "{}",
+                time(),
+            ),
+            (
+                Operator,
+                name("2026-11-25T21-12-20-000000", UUID),
+                UUID,
+                "{}",
+                time(),
+            ),
+            (
+                Operator,
+                name("9999-11-25T21-12-20-603000", UUID),
+                UUID,
+                "{}",
+                time(),
+            ),
+            // A time that is not the header's, with a given id: the time is still created.
+            (
+                Pi,
+                name("2026-11-25T21-12-20-000Z", "custom-id"),
+                "custom-id",
+                r#"{"id":"custom-id"}"#,
+                time(),
             ),
             // A name without a created token is not checked; its header id is.
             (Pi, "fork.jsonl".into(), UUID, "{}", vec![]),
@@ -644,5 +745,19 @@ mod tests {
                 .collect();
             assert_eq!(messages, expected, "{profile:?}");
         }
+        let late = format!("2026-11-25T21-12-20-604Z_{UUID}.jsonl");
+        let messages: Vec<String> = check(
+            Profile::Pi,
+            &Value::Null,
+            &snapshot(Profile::Pi, &late, UUID),
+            &given,
+        )
+        .iter()
+        .map(ToString::to_string)
+        .collect();
+        assert_eq!(
+            messages,
+            [format!("sessions/{late}: file name {late:?} is not named from the header's timestamp: \"{name}\" (format.15)")]
+        );
     }
 }

@@ -12,7 +12,7 @@ use std::fmt::Write as _;
 use std::fs;
 use std::path::{Path, PathBuf};
 
-use session_conformance::corpus::{is_clause_id, Case, Spec};
+use session_conformance::corpus::{self, Case, Spec, SpecLine};
 use session_conformance::divergences::{Divergences, Excuse};
 
 /// The line that opens a clause's generated part.
@@ -55,28 +55,30 @@ pub fn rewrite(
 }
 
 /// `text` (a specification file) with every clause's generated part written anew from
-/// `cases` and `lists`.
+/// `cases` and `lists`. Clauses and their sections are read as `corpus check` reads them
+/// ([`corpus::spec_lines`]): a marker inside a fenced example, or after a heading that
+/// ends the clause, is left as it is.
 pub fn render(text: &str, cases: &[Case], lists: &[Listed]) -> String {
     let citing = cases_by_clause(cases);
-    let lines: Vec<&str> = text.split_inclusive('\n').collect();
+    let lines: Vec<SpecLine> = corpus::spec_lines(text).collect();
+    let marker = |line: &SpecLine, marker: &str| !line.fenced && line.text.trim() == marker;
     let mut out = String::with_capacity(text.len());
-    let mut clause: Option<&str> = None;
     let mut i = 0;
     while i < lines.len() {
-        let line = lines[i];
-        if let Some(id) = clause_heading(line) {
-            clause = Some(id);
-        }
-        out.push_str(line);
+        let line = &lines[i];
+        out.push_str(line.text);
         i += 1;
-        let Some(id) = clause.filter(|_| line.trim() == START) else {
+        let Some(id) = line.clause.filter(|_| marker(line, START)) else {
             continue;
         };
-        // An earlier generated part ends at its end marker, if one comes before the next clause.
+        // An earlier generated part ends at its end marker, if one comes before the
+        // clause's section does.
         let end = lines[i..]
             .iter()
-            .position(|l| l.trim() == END || clause_heading(l).is_some());
-        if let Some(n) = end.filter(|&n| lines[i + n].trim() == END) {
+            .position(|l| l.clause != Some(id) || l.heading || marker(l, END));
+        if let Some(n) =
+            end.filter(|&n| marker(&lines[i + n], END) && lines[i + n].clause == Some(id))
+        {
             i += n + 1;
         }
         let empty = Vec::new();
@@ -85,12 +87,6 @@ pub fn render(text: &str, cases: &[Case], lists: &[Listed]) -> String {
         out.push('\n');
     }
     out
-}
-
-/// The clause id of a heading line `### AREA.N Title`.
-fn clause_heading(line: &str) -> Option<&str> {
-    let id = line.strip_prefix("### ")?.split_whitespace().next()?;
-    is_clause_id(id).then_some(id)
 }
 
 /// Clause id → the cases citing it, by id.
@@ -214,6 +210,23 @@ mod tests {
         let got = render(SPEC, &cases, &lists);
         assert_eq!(got, want);
         assert_eq!(render(&got, &cases, &lists), got, "rendering is idempotent");
+    }
+
+    /// Issue 45: the sections are the clauses `corpus check` reads. A heading and a
+    /// marker inside a fenced example are text, and a `##` heading ends a clause, so a
+    /// marker after it belongs to no clause; each is left as it is.
+    #[test]
+    fn markers_outside_a_clause_section_are_left_as_they_are() {
+        let cases = [
+            case(1, "a", &["loading.1"], &[]),
+            case(9, "z", &["loading.9"], &[]),
+        ];
+        let text = "### loading.1 One\n\n```markdown\n### loading.9 An example\n\n<!-- generated: cases -->\nexample text\n<!-- end generated -->\n```\n\n## Notes\n\n<!-- generated: cases -->\nnotes\n";
+        let got = render(text, &cases, &[]);
+        assert_eq!(got, text, "nothing is a clause's generated part");
+        let mut spec = Spec::default();
+        spec.add(Path::new("x.md"), text);
+        assert_eq!(spec.clauses.keys().collect::<Vec<_>>(), ["loading.1"]);
     }
 
     #[test]

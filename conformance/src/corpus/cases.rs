@@ -37,7 +37,7 @@ pub struct Case {
     /// a malformed template or a `$repeat` past the limit, an unknown profile, a bad
     /// `mtimes` entry, an input that is not a regular file or has a name that would
     /// change on its way, a link out of the case folder, a placeholder in an input or
-    /// the arguments, a golden past the size limit, a `case.json` that does not read).
+    /// the arguments, a `dir_inputs` file that is not UTF-8, a golden past the size limit, a `case.json` that does not read).
     /// A refused case applies to every profile and fails in each run with this reason;
     /// the run goes on.
     pub refused: Option<CaseError>,
@@ -132,9 +132,17 @@ impl Case {
 }
 
 /// Loads every case under `root` (any directory holding a `case.json`), sorted by path.
-/// The cases are read on as many threads as there are CPUs.
+/// The cases are read on as many threads as there are CPUs. A `root` that is not a
+/// folder (never opened: a FIFO or a device is not waited on) or that holds no case is
+/// an error naming it: a corpus of no cases would pass every run.
 pub fn load(root: &Path) -> Result<Vec<Case>, CorpusError> {
     let dirs = case_dirs(root)?;
+    if dirs.is_empty() {
+        return Err(CorpusError {
+            path: root.to_path_buf(),
+            kind: CorpusProblem::NoCases,
+        });
+    }
     let threads = std::thread::available_parallelism()
         .map_or(1, std::num::NonZeroUsize::get)
         .min(dirs.len())
@@ -169,6 +177,23 @@ pub fn load(root: &Path) -> Result<Vec<Case>, CorpusError> {
 /// walk loops, and none leaves the corpus); a `case.json` link counts when it leads to
 /// a regular file.
 fn case_dirs(root: &Path) -> Result<Vec<PathBuf>, CorpusError> {
+    let error = |kind| CorpusError {
+        path: root.to_path_buf(),
+        kind,
+    };
+    // The kind, from the metadata: nothing is opened.
+    match fs::metadata(root) {
+        Ok(meta) if meta.is_dir() => {}
+        Ok(meta) => {
+            let kind = if meta.is_file() {
+                "regular file"
+            } else {
+                crate::guard::kind_name(meta.file_type())
+            };
+            return Err(error(CorpusProblem::NotAFolder(kind)));
+        }
+        Err(e) => return Err(error(CorpusProblem::Walk(e.to_string()))),
+    }
     let mut dirs = Vec::new();
     let walk = walkdir::WalkDir::new(root)
         .min_depth(1)

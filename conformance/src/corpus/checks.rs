@@ -91,8 +91,32 @@ pub(super) fn check_case(
             .or(args_line);
         return Err(at(line, CaseProblem::Placeholder(placeholder.to_owned())));
     }
+    check_dir_inputs_text(file, inputs, dir)?;
     check_input_placeholders(file, inputs, dir)?;
     check_goldens(dir)
+}
+
+/// Refuses a `dir_inputs` file that is not UTF-8: the runner writes the case's
+/// directory into its text, which must come back byte for byte everywhere else.
+fn check_dir_inputs_text(
+    file: &CaseFile,
+    inputs: &BTreeMap<String, Vec<u8>>,
+    dir: &Path,
+) -> Result<(), CaseError> {
+    for name in &file.dir_inputs {
+        let Some(bytes) = inputs.get(name) else {
+            continue;
+        };
+        if let Err(e) = std::str::from_utf8(bytes) {
+            let at = e.valid_up_to();
+            return Err(CaseError {
+                path: dir.join("input").join(name),
+                line: Some(line_at(bytes, at)),
+                kind: CaseProblem::DirInputNotUtf8(at),
+            });
+        }
+    }
+    Ok(())
 }
 
 /// The paths a case names, with the field that names each.

@@ -8,7 +8,7 @@ use std::path::{Path, PathBuf};
 use session_reference::model::Profile;
 
 use super::case_file::TAGS;
-use super::cases::load;
+use super::cases::{load, Case};
 use super::goldens::{check_golden_text, Golden};
 use super::problems::{CorpusError, CorpusProblem};
 use super::spec::{is_clause_id, Spec};
@@ -37,19 +37,27 @@ pub fn check_with_spec(root: &Path, spec: &Spec, coverage: Coverage) -> Vec<Corp
     check_cases(root, Some((spec, coverage)))
 }
 
+/// [`check_with_spec`] over cases [`load`](super::load) read already.
+pub fn check_loaded(cases: &[Case], spec: &Spec, coverage: Coverage) -> Vec<CorpusError> {
+    lint(cases, Some(spec), coverage)
+}
+
 fn check_cases(root: &Path, spec: Option<(&Spec, Coverage)>) -> Vec<CorpusError> {
     let (spec, coverage) = match spec {
         Some((spec, coverage)) => (Some(spec), coverage),
         None => (None, Coverage::CitedOnly),
     };
-    let cases = match load(root) {
-        Ok(cases) => cases,
-        Err(e) => return vec![e],
-    };
+    match load(root) {
+        Ok(cases) => lint(&cases, spec, coverage),
+        Err(e) => vec![e],
+    }
+}
+
+fn lint(cases: &[Case], spec: Option<&Spec>, coverage: Coverage) -> Vec<CorpusError> {
     let mut problems = Vec::new();
     let mut ids: HashMap<u32, PathBuf> = HashMap::new();
     let mut cited: HashSet<&str> = HashSet::new();
-    for case in &cases {
+    for case in cases {
         let at = |kind: CorpusProblem| CorpusError {
             path: case.dir.join("case.json"),
             kind,

@@ -24,11 +24,13 @@ pub(super) fn holds_angle(value: &Value) -> bool {
 }
 
 /// The first placeholder in `bytes`, `<dir>` left out when `dir_allowed`: as written,
-/// or (in a line that is JSON with a `\u` escape) as a string or key of it reads, so
-/// `"\u003ctime>"` is found as `<time>`; the range is then the line's. A JSON line
+/// or (in a line that reads as JSON with a `\u` escape) as a string or key of it reads,
+/// so `"\u003ctime>"` is found as `<time>`; the range is then the line's. A JSON line
 /// that is an object keyed like a snapshot's description of a line (`$bom`, `$deep`,
 /// `$long`, `$unparsed`) counts too: it would read as what the snapshot writes for a line
-/// it could not show.
+/// it could not show. A line is read as the snapshot reads it ([`snapshot_reading`]):
+/// behind a BOM, with bytes that are not UTF-8, with a lone surrogate or a number past
+/// the double range.
 pub(super) fn placeholder_in(bytes: &[u8], dir_allowed: bool) -> Option<std::ops::Range<usize>> {
     let allowed =
         |found: &[u8]| dir_allowed && found == crate::normalize::DIR_PLACEHOLDER.as_bytes();
@@ -50,7 +52,7 @@ pub(super) fn placeholder_in(bytes: &[u8], dir_allowed: bool) -> Option<std::ops
         if !(escaped || marked) || crate::guard::check_nesting_of_bytes(line).is_err() {
             continue;
         }
-        let Ok(value) = serde_json::from_slice::<Value>(line) else {
+        let Some(value) = snapshot_reading(line) else {
             continue;
         };
         if marked
@@ -65,6 +67,16 @@ pub(super) fn placeholder_in(bytes: &[u8], dir_allowed: bool) -> Option<std::ops
         }
     }
     None
+}
+
+/// A line's value as the snapshot reads it (`snapshot::describe_file`): its bytes as
+/// UTF-8 with U+FFFD for what is not, a BOM before it set aside (the snapshot sets one
+/// aside on line 1; here on any line), parsed as `JSON.parse` reads it
+/// (`session_reference::raw::parse_value`). `None` when it does not read.
+fn snapshot_reading(line: &[u8]) -> Option<Value> {
+    let text = String::from_utf8_lossy(line);
+    let text = text.strip_prefix('\u{feff}').unwrap_or(&text);
+    session_reference::raw::parse_value(text).ok()
 }
 
 /// The keys of the objects a snapshot writes for a line it does not show as itself.

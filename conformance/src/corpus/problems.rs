@@ -144,6 +144,10 @@ pub enum CaseProblem {
     InputUnreadable(String),
     /// An input that is a link leading out of the case folder.
     LinkLeaves,
+    /// A `dir_inputs` file whose bytes are not UTF-8 (the offset of the first byte that
+    /// is not): the runner writes the case's directory into its text, and a lossy
+    /// conversion would change its other bytes.
+    DirInputNotUtf8(usize),
     /// A placeholder the normaliser writes (`<time>`, `<id:1>`, …), in an input file,
     /// an input's name or the arguments.
     Placeholder(String),
@@ -183,6 +187,10 @@ impl fmt::Display for CaseProblem {
             CaseProblem::LinkLeaves => {
                 f.write_str("an input is a link that leads out of the case folder")
             }
+            CaseProblem::DirInputNotUtf8(at) => write!(
+                f,
+                "byte {at} is not UTF-8; a dir_inputs file is text the runner writes the case's directory into"
+            ),
             CaseProblem::Placeholder(text) => write!(
                 f,
                 "holds {text:?}, a placeholder the normaliser writes; an output could not be told from it"
@@ -218,6 +226,10 @@ pub struct CorpusError {
 pub enum CorpusProblem {
     /// The corpus folder could not be walked.
     Walk(String),
+    /// The corpus is not a folder (its kind: `regular file`, `fifo`, …).
+    NotAFolder(&'static str),
+    /// The corpus folder holds no case (no folder with a `case.json`).
+    NoCases,
     /// A thread loading cases panicked.
     LoaderPanicked,
     /// The case cannot run ([`Case::refused`](super::Case::refused)).
@@ -283,6 +295,12 @@ impl fmt::Display for CorpusProblem {
             CorpusProblem::Walk(message) | CorpusProblem::UnknownProfile(message) => {
                 f.write_str(message)
             }
+            CorpusProblem::NotAFolder(kind) => {
+                write!(f, "is a {kind}, not a corpus folder")
+            }
+            CorpusProblem::NoCases => f.write_str(
+                "no cases: a corpus folder holds case folders, each with a case.json (is it the right folder, or an unchecked-out submodule?)",
+            ),
             CorpusProblem::LoaderPanicked => f.write_str("a thread loading cases panicked"),
             CorpusProblem::Refused(reason) => write!(f, "refused: {reason}"),
             CorpusProblem::DuplicateId { id, other } => {

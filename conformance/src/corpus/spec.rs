@@ -1,6 +1,8 @@
-//! The specification's clauses (`docs/spec/`), as `corpus check` reads them: each clause
-//! is a heading `### AREA.N Title` of one of the folder's Markdown files, and a clause
-//! that no case can observe says so in a line of its own starting `Not observable:`.
+//! The specification's clauses (`docs/spec/`), as `corpus check` and `corpus
+//! spec-sections` read them ([`lines`]): each clause is a heading `### AREA.N Title` of one
+//! of the folder's Markdown files (not inside a fenced example), its section runs to the
+//! next heading, and a clause that no case can observe says so in a line of its own
+//! starting `Not observable:`.
 
 use std::collections::BTreeMap;
 use std::fs;
@@ -70,38 +72,76 @@ impl Spec {
 
     /// Adds the clauses `text` (the file `file`) states.
     pub fn add(&mut self, file: &Path, text: &str) {
-        let mut current: Option<String> = None;
-        let mut fenced = false;
-        for (index, line) in text.lines().enumerate() {
-            if line.starts_with("```") {
-                fenced = !fenced;
+        for line in lines(text) {
+            let Some(id) = line.clause else {
                 continue;
-            }
-            if fenced {
-                continue;
-            }
-            if let Some(heading) = line.strip_prefix("### ") {
-                let id = heading.split_whitespace().next().unwrap_or("");
-                current = is_clause_id(id).then(|| id.to_owned());
-                if let Some(id) = &current {
-                    self.clauses.insert(
-                        id.clone(),
-                        Clause {
-                            file: file.to_owned(),
-                            line: index + 1,
-                            not_observable: false,
-                        },
-                    );
-                }
-            } else if line.starts_with("## ") || line.starts_with("# ") {
-                current = None;
-            } else if line.starts_with("Not observable:") {
-                if let Some(clause) = current.as_ref().and_then(|id| self.clauses.get_mut(id)) {
+            };
+            if line.heading {
+                let clause = Clause {
+                    file: file.to_owned(),
+                    line: line.number,
+                    not_observable: false,
+                };
+                self.clauses.insert(id.to_owned(), clause);
+            } else if !line.fenced && line.text.starts_with("Not observable:") {
+                if let Some(clause) = self.clauses.get_mut(id) {
                     clause.not_observable = true;
                 }
             }
         }
     }
+}
+
+/// A line of a specification file, as the clause reader sees it ([`lines`]).
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct SpecLine<'a> {
+    /// The line as written, its line ending included.
+    pub text: &'a str,
+    /// Its number (1-based).
+    pub number: usize,
+    /// The clause whose section holds it: from its heading `### AREA.N Title` up to the
+    /// next heading (`#`, `##` or `###`) outside a fenced block. `None` before the first
+    /// clause, and after a heading that is not a clause's.
+    pub clause: Option<&'a str>,
+    /// Whether it is the clause's heading.
+    pub heading: bool,
+    /// Whether it is inside a fenced code block (its fence lines included): such a line is
+    /// an example, never a heading, a marker or a `Not observable:` line.
+    pub fenced: bool,
+}
+
+/// The lines of a specification file (`text`) with the clause each belongs to: the one
+/// reader of clauses, for `corpus check` ([`Spec::add`]) and `corpus spec-sections`.
+pub fn lines(text: &str) -> impl Iterator<Item = SpecLine<'_>> {
+    let mut clause: Option<&str> = None;
+    let mut fenced = false;
+    text.split_inclusive('\n')
+        .enumerate()
+        .map(move |(index, text)| {
+            let bare = text.trim_end_matches(['\n', '\r']);
+            let fence = bare.starts_with("```");
+            let mut heading = false;
+            if !fenced && !fence {
+                if let Some(rest) = bare.strip_prefix("### ") {
+                    let id = rest.split_whitespace().next().unwrap_or("");
+                    clause = is_clause_id(id).then_some(id);
+                    heading = clause.is_some();
+                } else if bare.starts_with("## ") || bare.starts_with("# ") {
+                    clause = None;
+                }
+            }
+            let line = SpecLine {
+                text,
+                number: index + 1,
+                clause,
+                heading,
+                fenced: fenced || fence,
+            };
+            if fence {
+                fenced = !fenced;
+            }
+            line
+        })
 }
 
 #[cfg(test)]
@@ -135,5 +175,34 @@ mod tests {
             .map(|(id, c)| (id.as_str(), c.line, c.not_observable))
             .collect();
         assert_eq!(seen, [("tree.1", 3, false), ("tree.2", 7, true)]);
+    }
+
+    /// Each line's clause: a fence holds examples (a heading in it is not one), and a
+    /// `##` heading ends the clause before it.
+    #[test]
+    fn lines_belong_to_the_clause_above_them_up_to_the_next_heading() {
+        let text = "# t\n### t.1 A\nrule\n```\n### t.9 example\n```\nmore\n## Part\nprose\n### t.2 B\r\nNot observable: x\r\n";
+        let seen: Vec<(usize, Option<&str>, bool, bool)> = lines(text)
+            .map(|l| (l.number, l.clause, l.heading, l.fenced))
+            .collect();
+        assert_eq!(
+            seen,
+            [
+                (1, None, false, false),
+                (2, Some("t.1"), true, false),
+                (3, Some("t.1"), false, false),
+                (4, Some("t.1"), false, true),
+                (5, Some("t.1"), false, true),
+                (6, Some("t.1"), false, true),
+                (7, Some("t.1"), false, false),
+                (8, None, false, false),
+                (9, None, false, false),
+                (10, Some("t.2"), true, false),
+                (11, Some("t.2"), false, false),
+            ]
+        );
+        let mut spec = Spec::default();
+        spec.add(Path::new("t.md"), text);
+        assert!(spec.clauses["t.2"].not_observable, "a CRLF line is read");
     }
 }

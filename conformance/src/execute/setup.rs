@@ -1,6 +1,6 @@
 //! What every operation of the reference adapter stands on: the request's case directory
-//! (checked, and names inside it), the session [`Options`] over it (with the
-//! [`FaultyStorage`] of the request's faults), and the protocol's error kind for a
+//! (checked, and names inside it), the session [`Options`] over it (writing only inside
+//! it, with the [`FaultyStorage`] of the request's faults), and the protocol's error kind for a
 //! [`SessionError`].
 
 use std::path::{Path, PathBuf};
@@ -8,6 +8,7 @@ use std::path::{Path, PathBuf};
 use session_reference::model::Profile;
 use session_reference::session::{Options, SessionError};
 
+use super::confined::Confined;
 use crate::faults::{Fault, FaultyStorage};
 use crate::protocol::ErrorKind;
 
@@ -23,10 +24,13 @@ pub fn error_kind(error: &SessionError) -> &'static str {
     .name()
 }
 
-/// Session options for a case directory: cwd `dir`, sessions in `dir/sessions`, blobs in `dir/home/.omp/agent/blobs`.
+/// Session options for a case directory: cwd `dir`, sessions in `dir/sessions`, blobs in
+/// `dir/home/.omp/agent/blobs`, and a storage that refuses to write outside `dir`
+/// ([`Confined`]), whatever path the reference works out.
 pub fn options(dir: &Path, profile: Profile) -> Options {
     let mut options = Options::new(profile, dir.to_string_lossy(), dir.join("sessions"));
     options.blob_dir = dir.join("home/.omp/agent/blobs");
+    options.storage = Box::new(Confined::new(dir, options.storage));
     options
 }
 
@@ -62,7 +66,7 @@ pub(super) fn options_with(
 ) -> Options {
     let mut options = options(dir, profile);
     if let Some(storage) = faults {
-        options.storage = Box::new(storage.clone());
+        options.storage = Box::new(Confined::new(dir, Box::new(storage.clone())));
     }
     options
 }

@@ -26,7 +26,7 @@ enum Command {
     /// (`Not observable:`) why none can see it.
     Check {
         /// Corpus directory (default: corpus/cases when it is here, else the corpus built
-        /// into the binary).
+        /// into the binary). One that is not a folder, or holds no case, is an error (exit 2).
         #[arg(long)]
         corpus: Option<PathBuf>,
         /// The specification's folder (default: docs/spec when it is here, else the one
@@ -94,13 +94,14 @@ pub fn run(args: Args) -> Result<ExitCode, String> {
             return Ok(ExitCode::SUCCESS);
         }
     };
+    // A corpus that is not a folder, or holds no case, is an error (exit 2), not a pass.
+    let cases = corpus::load(&corpus).map_err(|e| e.to_string())?;
     let spec = corpus::Spec::read(&spec).map_err(|e| e.to_string())?;
-    let problems = corpus::check_with_spec(&corpus, &spec, coverage);
+    let problems = corpus::check_loaded(&cases, &spec, coverage);
     for p in &problems {
         println!("{p}");
     }
-    let count = corpus::load(&corpus).map_or(0, |c| c.len());
-    println!("{count} cases, {} problem(s)", problems.len());
+    println!("{} cases, {} problem(s)", cases.len(), problems.len());
     Ok(status(problems.is_empty()))
 }
 
