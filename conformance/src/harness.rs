@@ -345,7 +345,7 @@ impl Harness {
                                 "\r\x1b[K[{n}/{}] {} {}",
                                 cases.len(),
                                 case.id(),
-                                case.full_name()
+                                crate::guard::printable(&case.full_name())
                             );
                         }
                         if let Ok(mut r) = results.lock() {

@@ -210,6 +210,7 @@ mod tests {
             name: "g/n".into(),
             description: String::new(),
             clauses: Vec::new(),
+            tags: Vec::new(),
             status: Status::Fail,
             pointer: None,
             diff: Some(huge.clone()),

@@ -453,6 +453,12 @@ pub fn run_case(
 ) -> CaseResult {
     let start = std::time::Instant::now();
     let limit = divergences.time_limit(&case.id(), timeout);
+    // A short limit cuts the work, not the adapter's start (a one-shot process's).
+    let limit = if limit < timeout {
+        (limit + adapter.start_allowance()).min(timeout)
+    } else {
+        limit
+    };
     let mut result = compare_case(case, profile, adapter, hello, limit, divergences);
     if limit < timeout && result.signature.as_deref() == Some(Status::Timeout.name()) {
         result.notes.push(format!(

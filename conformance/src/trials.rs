@@ -285,20 +285,29 @@ enum Verdict {
 
 fn verdict(status: Status) -> Verdict {
     match status {
-        Status::Pass | Status::Divergent | Status::DivergentChanged => Verdict::Ok,
+        // A listed loss is listed: the run's own verdict, `unsafe (listed)` in its note.
+        Status::Pass | Status::Divergent | Status::DivergentChanged | Status::UnsafeListed => {
+            Verdict::Ok
+        }
         Status::Skipped => Verdict::Ignored,
         _ => Verdict::Failed,
     }
 }
 
-/// A failed trial's story: description, first difference, notes and diff.
+/// A failed trial's story: description, first difference, notes and diff, with the
+/// control characters of corpus and adapter text escaped ([`crate::guard::printable`]).
 fn failure_text(result: &CaseResult) -> String {
+    use crate::guard::printable;
     let mut out = String::new();
     if !result.description.is_empty() {
-        let _ = writeln!(out, "{}", result.description);
+        let _ = writeln!(out, "{}", printable(&result.description));
     }
     if !result.clauses.is_empty() {
-        let _ = writeln!(out, "rule: docs/spec/ clause {}", result.clauses.join(", "));
+        let _ = writeln!(
+            out,
+            "rule: docs/spec/ clause {}",
+            printable(&result.clauses.join(", "))
+        );
     }
     let _ = writeln!(
         out,
@@ -308,14 +317,16 @@ fn failure_text(result: &CaseResult) -> String {
         result
             .pointer
             .as_ref()
-            .map(|p| format!(" at {p}"))
+            .map(|p| format!(" at {}", printable(p)))
             .unwrap_or_default()
     );
     for note in &result.notes {
-        let _ = writeln!(out, "  {note}");
+        let _ = writeln!(out, "  {}", printable(note));
     }
     if let Some(diff) = &result.diff {
-        out.push_str(diff);
+        for line in diff.lines() {
+            let _ = writeln!(out, "{}", printable(line));
+        }
     }
     out
 }
@@ -610,6 +621,7 @@ mod tests {
             (Status::Skipped, Verdict::Ignored),
             (Status::Fail, Verdict::Failed),
             (Status::Unsafe, Verdict::Failed),
+            (Status::UnsafeListed, Verdict::Ok),
             (Status::UnexpectedPass, Verdict::Failed),
             (Status::Timeout, Verdict::Failed),
         ];

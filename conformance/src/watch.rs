@@ -170,6 +170,12 @@ impl Adapter for Watched {
         self.run(timeout, move |adapter| adapter.call(&request, timeout))
     }
 
+    fn start_allowance(&self) -> Duration {
+        self.adapter
+            .as_ref()
+            .map_or(Duration::ZERO, |adapter| adapter.start_allowance())
+    }
+
     /// Every call ends within its limit, or is left behind when it does not.
     fn keeps_time(&self) -> bool {
         true

@@ -297,3 +297,55 @@ fn a_shape_line_excuses_its_key_and_nothing_else() {
         }
     }
 }
+
+/// In one-shot mode the short wait of a case listed as timing out is for the work, not
+/// the adapter's start: a one-shot adapter that takes 1.2 s to start and then answers at
+/// once is judged on its answer, not cut at the start.
+#[test]
+fn the_short_wait_does_not_count_a_one_shot_start() {
+    let root = tempfile::tempdir().expect("dir");
+    corpus(&root.path().join("corpus"));
+    let adapter = root.path().join("one-shot.py");
+    fs::write(
+        &adapter,
+        "import json, sys, time\ntime.sleep(1.2)\nrequest = json.loads(sys.stdin.readline())\nprint(json.dumps({\"type\": \"response\", \"case\": request[\"case\"], \"ok\": {\"x\": 1}}), flush=True)\n",
+    )
+    .expect("adapter");
+    let list = root.path().join("list");
+    fs::write(&list, "0001 hung once ## timeout\n").expect("list");
+    let output = cli()
+        .args(["run", "--profile", "pi", "--format", "json", "--one-shot"])
+        .args(["--timeout", "10", "--filter", "0001", "--corpus"])
+        .arg(root.path().join("corpus"))
+        .arg("--expect")
+        .arg(&list)
+        .args(["--adapter", "python3"])
+        .arg(&adapter)
+        .output()
+        .expect("runs");
+    let records: Vec<Value> = String::from_utf8_lossy(&output.stdout)
+        .lines()
+        .filter_map(|l| serde_json::from_str::<Value>(l).ok())
+        .filter(|v| v["type"] == "case")
+        .collect();
+    assert_eq!(
+        status_of(&records, "0001"),
+        "divergent-changed",
+        "{records:?}"
+    );
+}
+
+/// An id line that names no case of the corpus is said on stderr, not silently dead.
+#[test]
+fn an_id_line_naming_no_case_is_said() {
+    let root = tempfile::tempdir().expect("dir");
+    corpus(&root.path().join("corpus"));
+    fs::write(root.path().join("list"), "0001 r\n9999 gone\n").expect("list");
+    cli()
+        .args(["run", "--format", "json", "--corpus"])
+        .arg(root.path().join("corpus"))
+        .arg("--expect")
+        .arg(root.path().join("list"))
+        .assert()
+        .stderr_eq("[..]list: 1 id line(s) name no case of [..]corpus: 9999\n...");
+}

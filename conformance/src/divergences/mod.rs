@@ -36,7 +36,6 @@
 
 use std::collections::BTreeMap;
 use std::fmt;
-use std::fmt::Write as _;
 use std::fs;
 use std::path::{Path, PathBuf};
 use std::time::Duration;
@@ -274,21 +273,10 @@ fn is_signature(text: &str) -> bool {
 /// or move where the signature begins. Text without any of them is returned as it is,
 /// and the result is a fixed point (escaping it again changes nothing).
 pub fn signature_text(raw: &str) -> String {
-    let mut out = String::with_capacity(raw.len());
-    let mut after_hash = false;
-    for c in raw.chars() {
-        if c.is_control() || matches!(c, '\u{2028}' | '\u{2029}' | '\u{85}') {
-            let _ = write!(out, "\\u{{{:x}}}", u32::from(c));
-            after_hash = false;
-        } else if c == '#' && after_hash {
-            out.push_str("\\u{23}");
-            after_hash = false;
-        } else {
-            out.push(c);
-            after_hash = c == '#';
-        }
-    }
-    out
+    crate::guard::printable(raw)
+        .replace('\u{2028}', "\\u{2028}")
+        .replace('\u{2029}', "\\u{2029}")
+        .replace("##", "#\\u{23}")
 }
 
 /// Whether `selector` is a case id as the corpus writes one: its number in at least

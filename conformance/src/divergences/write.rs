@@ -255,6 +255,7 @@ mod tests {
                 name: format!("g/c{id}"),
                 description: String::new(),
                 clauses: Vec::new(),
+                tags: Vec::new(),
                 status: *status,
                 pointer: None,
                 diff: None,

@@ -112,6 +112,9 @@ pub fn run(args: &Args) -> Result<ExitCode, String> {
     // Read once for every profile: a case of several profiles shares its goldens and
     // known tokens between their runs.
     let cases = Arc::new(corpus::load(&corpus_root).map_err(shown)?);
+    if let Some(path) = &args.expect {
+        warn_of_dead_ids(path, &divergences, &cases, &corpus_root);
+    }
     // An emptied folder, a submodule not checked out or a wrong subfolder: no case is
     // no pass.
     if cases.is_empty() {
@@ -226,4 +229,30 @@ fn corpus_version(root: &std::path::Path, cases: &[corpus::Case]) -> bundle::Cor
 #[allow(clippy::needless_pass_by_value)] // used as `map_err(shown)`
 fn shown(error: impl std::fmt::Display) -> String {
     printable(&error.to_string()).into_owned()
+}
+
+/// Says on stderr which id lines of the list at `path` name no case of the corpus run:
+/// a typo, or a case the corpus no longer has; such a line excuses nothing.
+fn warn_of_dead_ids(
+    path: &std::path::Path,
+    divergences: &runner::Divergences,
+    cases: &[session_conformance::corpus::Case],
+    corpus_root: &std::path::Path,
+) {
+    let ids: std::collections::BTreeSet<String> = cases.iter().map(|c| c.id()).collect();
+    let dead: Vec<&str> = divergences
+        .by_id
+        .keys()
+        .filter(|id| !ids.contains(*id))
+        .map(String::as_str)
+        .collect();
+    if !dead.is_empty() {
+        eprintln!(
+            "session-conformance: {}: {} id line(s) name no case of {}: {}",
+            printable(&path.display().to_string()),
+            dead.len(),
+            printable(&corpus_root.display().to_string()),
+            dead.join(", ")
+        );
+    }
 }
