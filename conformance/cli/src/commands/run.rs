@@ -239,7 +239,10 @@ fn warn_of_dead_ids(
     cases: &[session_conformance::corpus::Case],
     corpus_root: &std::path::Path,
 ) {
-    let ids: std::collections::BTreeSet<String> = cases.iter().map(|c| c.id()).collect();
+    let ids: std::collections::BTreeSet<String> = cases
+        .iter()
+        .map(session_conformance::corpus::Case::id)
+        .collect();
     let dead: Vec<&str> = divergences
         .by_id
         .keys()
