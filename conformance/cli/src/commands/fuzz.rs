@@ -6,6 +6,7 @@ use std::process::ExitCode;
 use std::time::Duration;
 
 use session_conformance::divergences;
+use session_conformance::guard;
 use session_conformance_cli::fuzz;
 use session_reference::model::Profile;
 
@@ -84,7 +85,7 @@ pub fn run(args: Args) -> Result<ExitCode, String> {
         looked_past,
         finding,
     } = fuzz::fuzz(&options, &mut progress).map_err(|e| e.to_string())?;
-    report_looked_past(&looked_past);
+    report_looked_past(&looked_past, &options.divergences);
     match finding {
         None => {
             println!("{ran} generated case(s), no disagreement");
@@ -103,20 +104,39 @@ pub fn run(args: Args) -> Result<ExitCode, String> {
     }
 }
 
-/// Says on stderr how many disagreements the expected divergences excused, per entry.
-fn report_looked_past(looked_past: &[(String, String)]) {
-    if looked_past.is_empty() {
-        return;
-    }
+/// Says on stderr how many disagreements the expected divergences excused, per entry,
+/// and which category lines never fired (a line no generated case needed).
+fn report_looked_past(looked_past: &[(String, String)], list: &divergences::Divergences) {
     let mut by_excuse: std::collections::BTreeMap<&str, usize> = std::collections::BTreeMap::new();
     for (_, why) in looked_past {
         *by_excuse.entry(why.as_str()).or_default() += 1;
     }
-    eprintln!(
-        "session-conformance: {} disagreement(s) looked past as expected divergences:",
-        looked_past.len()
-    );
-    for (why, n) in by_excuse {
-        eprintln!("  {n} case(s): {why}");
+    if !looked_past.is_empty() {
+        eprintln!(
+            "session-conformance: {} disagreement(s) looked past as expected divergences:",
+            looked_past.len()
+        );
+        for (why, n) in &by_excuse {
+            eprintln!("  {n} case(s): {}", guard::printable(why));
+        }
+    }
+    let idle: Vec<String> = list
+        .categories
+        .iter()
+        .filter(|line| {
+            let named = line.named();
+            let text = format!("{}: ", line.text);
+            !by_excuse
+                .keys()
+                .any(|why| why.contains(&named) || why.starts_with(&text))
+        })
+        .map(divergences::Category::named)
+        .collect();
+    if !idle.is_empty() {
+        eprintln!(
+            "session-conformance: {} line(s) of the list covered no generated case: {}",
+            idle.len(),
+            guard::printable(&idle.join(", "))
+        );
     }
 }

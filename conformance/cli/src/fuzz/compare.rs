@@ -33,6 +33,9 @@ pub(super) enum Verdict {
     Agree,
     /// They agree once the lines of declared extra entry types are left out.
     AgreeWithout,
+    /// They agree once the differences the list's shape lines cover are set aside:
+    /// each line that covered some (`line N (SELECTOR): REASON`).
+    Covered(Vec<String>),
     /// They disagree: the diff, expected (reference) → actual (adapter).
     Disagree(String),
 }
@@ -42,7 +45,7 @@ impl Verdict {
     pub(super) fn diff(self) -> Option<String> {
         match self {
             Verdict::Disagree(diff) => Some(diff),
-            Verdict::Agree | Verdict::AgreeWithout => None,
+            Verdict::Agree | Verdict::AgreeWithout | Verdict::Covered(_) => None,
         }
     }
 }
@@ -69,7 +72,9 @@ pub(super) fn compare(
         .extra_entry_types()
         .map(|(kind, _)| kind)
         .collect();
+    let expected = without_keys(expected, &options.ignore_keys);
     let mut left_out = false;
+    let mut covered = Vec::new();
     let actual = match produce_with(
         case,
         options.profile,
@@ -91,16 +96,47 @@ pub(super) fn compare(
             if own_names {
                 session_conformance::compare::set_aside_file_names(&mut value);
             }
-            canonical(&without_keys(value, &options.ignore_keys))
+            let mut value = without_keys(value, &options.ignore_keys);
+            covered = set_aside_declared(case, options, &expected, &mut value);
+            canonical(&value)
         }
         Err(unproduced) => format!("{}: {unproduced}\n", unproduced.status().name()),
     };
-    let expected = canonical(&without_keys(expected, &options.ignore_keys));
+    let expected = canonical(&expected);
     Ok(if expected != actual {
         Verdict::Disagree(unified_diff(&expected, &actual, "reference"))
+    } else if !covered.is_empty() {
+        Verdict::Covered(covered)
     } else if left_out {
         Verdict::AgreeWithout
     } else {
         Verdict::Agree
     })
+}
+
+/// Sets aside in `actual` the differences from `expected` that the list's shape lines
+/// for `case` cover, as a run does ([`session_conformance::divergences::shape`]); the
+/// rest is still compared. The lines that covered some, when they covered all.
+fn set_aside_declared(
+    case: &Case,
+    options: &FuzzOptions,
+    expected: &Value,
+    actual: &mut Value,
+) -> Vec<String> {
+    use session_conformance::divergences::shape::{set_aside, SetAside};
+    let lines = options.divergences.shapes_for(case);
+    let shapes: Vec<_> = lines
+        .iter()
+        .filter_map(|line| line.shape.as_ref())
+        .collect();
+    if shapes.is_empty() {
+        return Vec::new();
+    }
+    match set_aside(expected, actual, &shapes) {
+        SetAside::All(by) => by
+            .into_iter()
+            .map(|(at, _)| format!("{}: {}", lines[at].named(), lines[at].reason))
+            .collect(),
+        SetAside::Partly(..) => Vec::new(),
+    }
 }
