@@ -360,7 +360,7 @@ fn a_corpus_without_cases_is_an_error() {
         assert_eq!(
             String::from_utf8_lossy(&out.stderr),
             format!(
-                "session-conformance: {}: no case in this corpus folder (a case is a folder holding a case.json); is it the right folder, or an empty one?\n",
+                "session-conformance: {}: no cases: a corpus folder holds case folders, each with a case.json (is it the right folder, or an unchecked-out submodule?)\n",
                 folder.display()
             )
         );

@@ -124,14 +124,14 @@ fn run_and_serve_take_memory_by_bytes_not_values() {
             "numbers under the limit",
             zeros(999_990),
             "fail",
-            "FAIL 0001",
+            "0001 g/big-answer (pi, fail)",
         ),
         // 20 MB in one string: bytes, few values.
         (
             "a string",
             format!("\"{}\"", "x".repeat(20_000_000)),
             "fail",
-            "FAIL 0001",
+            "0001 g/big-answer (pi, fail)",
         ),
     ];
     let mut failures = Vec::new();

@@ -115,14 +115,8 @@ pub fn run(args: &Args) -> Result<ExitCode, String> {
     if let Some(path) = &args.expect {
         warn_of_dead_ids(path, &divergences, &cases, &corpus_root);
     }
-    // An emptied folder, a submodule not checked out or a wrong subfolder: no case is
-    // no pass.
-    if cases.is_empty() {
-        return Err(format!(
-            "{}: no case in this corpus folder (a case is a folder holding a case.json); is it the right folder, or an empty one?",
-            printable(&corpus_root.display().to_string())
-        ));
-    }
+    // An emptied folder, a submodule not checked out or a wrong subfolder is the
+    // loader's error (`corpus::load`): no case is no pass.
     if let Some(glob) = &args.filter {
         let matcher = globset::Glob::new(glob)
             .map_err(|e| format!("bad --filter {glob:?}: {e}"))?
