@@ -415,11 +415,17 @@ fn user() -> &'static str {
 fn unpack_in(root: &Path, name: &str) -> Result<PathBuf, BundleError> {
     let target = root.join(name);
     // A copy already there is used only when it is this user's, as its folder is (the
-    // temp folder is shared: another user could plant a corpus under the name).
+    // temp folder is shared: another user could plant a corpus under the name), and
+    // only when it still holds exactly the bundle's files: a temp cleaner may have taken
+    // some, or someone added some. A damaged copy is set aside and unpacked anew.
     if fs::symlink_metadata(&target).is_ok_and(|m| m.is_dir()) {
         owned_by_user(root)?;
         owned_by_user(&target)?;
-        return Ok(target);
+        let bundle = Bundle::embedded()?;
+        if holds_exactly(&target, &bundle) {
+            return Ok(target);
+        }
+        set_aside_damaged(root, &target)?;
     }
     fs::create_dir_all(root).map_err(io_error(root))?;
     owned_by_user(root)?;
@@ -437,6 +443,54 @@ fn unpack_in(root: &Path, name: &str) -> Result<PathBuf, BundleError> {
         }
         Err(e) => Err(io_error(&target)(e)),
     }
+}
+
+/// Whether `dir` holds exactly `bundle`'s files, byte for byte: no file missing,
+/// changed or added, and nothing but folders and regular files (links are not followed).
+fn holds_exactly(dir: &Path, bundle: &Bundle) -> bool {
+    let mut expected: std::collections::BTreeMap<&str, &[u8]> = bundle.files().collect();
+    for item in walkdir::WalkDir::new(dir).min_depth(1) {
+        let Ok(item) = item else {
+            return false;
+        };
+        if item.file_type().is_dir() {
+            continue;
+        }
+        if !item.file_type().is_file() {
+            return false;
+        }
+        let Some(name) = item
+            .path()
+            .strip_prefix(dir)
+            .ok()
+            .and_then(Path::to_str)
+            .map(|n| n.replace(std::path::MAIN_SEPARATOR, "/"))
+        else {
+            return false;
+        };
+        let Some(want) = expected.remove(name.as_str()) else {
+            return false;
+        };
+        let limit = u64::try_from(want.len()).unwrap_or(u64::MAX);
+        match crate::guard::read_regular(item.path(), limit) {
+            Ok(crate::guard::Contents::Bytes(bytes)) if bytes == want => {}
+            _ => return false,
+        }
+    }
+    expected.is_empty()
+}
+
+/// Moves a damaged copy out of the way (`root/.damaged-…`) and removes it.
+fn set_aside_damaged(root: &Path, target: &Path) -> Result<(), BundleError> {
+    let aside = tempfile::Builder::new()
+        .prefix(".damaged-")
+        .tempdir_in(root)
+        .map_err(io_error(root))?;
+    let moved = aside.path().join("corpus");
+    fs::rename(target, &moved).map_err(io_error(target))?;
+    // Dropping `aside` removes it, the damaged copy with it.
+    drop(aside);
+    Ok(())
 }
 
 /// Refuses a cache folder that is a link or someone else's (the temp folder is shared).
@@ -582,5 +636,46 @@ mod tests {
         fs::remove_file(root.join("g/a/case.json")).unwrap();
         let err = version_of(root, &cases).unwrap_err();
         assert!(err.to_string().contains("g/a/case.json"), "{err}");
+    }
+
+    /// A damaged cached copy (a file deleted, as a temp cleaner does; one changed; one
+    /// added; a link in place of a file) is unpacked anew, not trusted as it is.
+    #[test]
+    fn a_damaged_cache_is_unpacked_anew() {
+        let root = tempfile::tempdir().expect("dir");
+        let bundle = Bundle::embedded().expect("the bundle");
+        let (first, _) = bundle.files().next().expect("a file");
+        let first = first.to_owned();
+        let damages: [(&str, fn(&Path, &str)); 4] = [
+            ("deleted", |dir, name| {
+                fs::remove_file(dir.join(name)).expect("removed")
+            }),
+            ("changed", |dir, name| {
+                fs::write(dir.join(name), "x").expect("written")
+            }),
+            ("added", |dir, _| {
+                fs::write(dir.join("cases/extra"), "x").expect("written")
+            }),
+            ("linked", |dir, name| {
+                let path = dir.join(name);
+                fs::remove_file(&path).expect("removed");
+                std::os::unix::fs::symlink("/dev/null", &path).expect("linked");
+            }),
+        ];
+        for (what, damage) in damages {
+            let dir = unpack_in(root.path(), "corpus-test").expect("unpacked");
+            assert!(holds_exactly(&dir, &bundle), "{what}: fresh");
+            damage(&dir, &first);
+            assert!(!holds_exactly(&dir, &bundle), "{what}: damaged");
+            let again = unpack_in(root.path(), "corpus-test").expect("unpacked");
+            assert_eq!(again, dir);
+            assert!(holds_exactly(&again, &bundle), "{what}: unpacked anew");
+        }
+        let left: Vec<_> = fs::read_dir(root.path()).expect("read").collect();
+        assert_eq!(
+            left.len(),
+            1,
+            "only the copy, no damaged one left: {left:?}"
+        );
     }
 }
