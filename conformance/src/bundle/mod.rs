@@ -638,6 +638,9 @@ mod tests {
         assert!(err.to_string().contains("g/a/case.json"), "{err}");
     }
 
+    /// What a test does to a cached copy: the folder and one of its files.
+    type Damage = fn(&Path, &str);
+
     /// A damaged cached copy (a file deleted, as a temp cleaner does; one changed; one
     /// added; a link in place of a file) is unpacked anew, not trusted as it is.
     #[test]
@@ -646,15 +649,15 @@ mod tests {
         let bundle = Bundle::embedded().expect("the bundle");
         let (first, _) = bundle.files().next().expect("a file");
         let first = first.to_owned();
-        let damages: [(&str, fn(&Path, &str)); 4] = [
+        let damages: [(&str, Damage); 4] = [
             ("deleted", |dir, name| {
-                fs::remove_file(dir.join(name)).expect("removed")
+                fs::remove_file(dir.join(name)).expect("removed");
             }),
             ("changed", |dir, name| {
-                fs::write(dir.join(name), "x").expect("written")
+                fs::write(dir.join(name), "x").expect("written");
             }),
             ("added", |dir, _| {
-                fs::write(dir.join("cases/extra"), "x").expect("written")
+                fs::write(dir.join("cases/extra"), "x").expect("written");
             }),
             ("linked", |dir, name| {
                 let path = dir.join(name);
