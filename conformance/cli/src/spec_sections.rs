@@ -141,12 +141,10 @@ fn reasons<'a>(cases: &[&Case], list: &'a Divergences) -> Vec<(&'a str, Vec<Stri
         let reason = match list.excuse(case) {
             Some(Excuse::Id(known)) => known.reason.as_str(),
             Some(Excuse::Category(line)) => line.reason.as_str(),
-            // A shape line excuses a case by its differences; it is the case's reason
-            // where it selects the case.
-            None => match list.shapes_for(case).first() {
-                Some(line) => line.reason.as_str(),
-                None => continue,
-            },
+            // A shape line (`at:`, `diff:`) excuses a case by the differences a run
+            // finds, which a page written from the lists alone cannot know: it is not
+            // shown per case.
+            None => continue,
         };
         match out.iter_mut().find(|(r, _)| *r == reason) {
             Some((_, ids)) => ids.push(case.id()),
