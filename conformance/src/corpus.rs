@@ -25,9 +25,12 @@ mod templates;
 pub use case_file::{CaseFile, SafetyCheck, PATH_ARGS, TAGS};
 pub use cases::{load, load_case, Case, Derived};
 pub use goldens::Golden;
-pub use lint::{check, check_loaded, check_with_spec, Coverage};
+pub use lint::{check, check_loaded, check_with_spec, spec_problems, Coverage};
 pub use problems::{
     CaseError, CaseProblem, CorpusError, CorpusProblem, GoldenProblem, GOLDEN_NESTING,
 };
-pub use spec::{is_clause_id, lines as spec_lines, Clause, Spec, SpecLine};
+pub use spec::{
+    is_clause_id, lines as spec_lines, names_in, Clause, Named, Spec, SpecLine, Wording,
+    GENERATED_END, GENERATED_START, TRACE_LINES, VAGUE_WORDING,
+};
 pub use templates::{expand, TemplateProblem, MAX_EXPANSION_BYTES};

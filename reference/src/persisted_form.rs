@@ -39,6 +39,8 @@ pub struct PendingBlob {
 }
 
 /// Prepares `value` for writing; returns the blobs to store. Reports whether anything changed.
+///
+/// Clauses: persistence.14, persistence.15.
 pub fn prepare(value: &mut Value, blobs: &mut Vec<PendingBlob>) -> bool {
     match value {
         Value::String(s) => truncate(s),
@@ -85,6 +87,7 @@ fn image_data(item: &mut Value) -> Option<&mut String> {
     }
 }
 
+/// Clauses: persistence.16.
 fn externalize_image(item: &mut Value, blobs: &mut Vec<PendingBlob>) -> bool {
     let Some(data) = image_data(item) else {
         return false;
@@ -103,6 +106,8 @@ fn externalize_image(item: &mut Value, blobs: &mut Vec<PendingBlob>) -> bool {
 
 /// Truncates, in place, a string longer than [`MAX_PERSIST_CHARS`] UTF-16 units;
 /// reports whether it did (`false`: it fits).
+///
+/// Clauses: persistence.13.
 pub fn truncate(s: &mut String) -> bool {
     if utf16_len(s) <= MAX_PERSIST_CHARS {
         return false;
@@ -114,12 +119,16 @@ pub fn truncate(s: &mut String) -> bool {
 }
 
 /// The length of a string as JavaScript counts it: UTF-16 code units.
+///
+/// Clauses: js.5.
 pub fn utf16_len(s: &str) -> usize {
     s.encode_utf16().count()
 }
 
 /// The byte length of the longest prefix of `s` that fits in `units` UTF-16 units
 /// without splitting a character (a surrogate pair is kept whole or dropped whole).
+///
+/// Clauses: js.5.
 pub(crate) fn utf16_prefix_end(s: &str, units: usize) -> usize {
     let mut used = 0;
     for (at, c) in s.char_indices() {
@@ -138,6 +147,8 @@ pub(crate) fn utf16_prefix_end(s: &str, units: usize) -> usize {
 /// (a `role`, no entry `type`), the items of its own `content`. Refs elsewhere (a
 /// `details.content` below a message, a `custom` entry's data) stay refs, as written.
 /// Missing blobs and invalid references are left as they are.
+///
+/// Clauses: persistence.17.
 pub fn resolve_blobs(value: &mut Value, storage: &dyn Storage, dir: &Path) {
     let content = match value.get("type").and_then(Value::as_str) {
         Some("message") => value.get_mut("message").and_then(|m| m.get_mut("content")),

@@ -16,9 +16,9 @@ use session_conformance::corpus::{self, Case, Spec, SpecLine};
 use session_conformance::divergences::{Divergences, Excuse};
 
 /// The line that opens a clause's generated part.
-pub const START: &str = "<!-- generated: cases -->";
+pub const START: &str = corpus::GENERATED_START;
 /// The line that closes it.
-pub const END: &str = "<!-- end generated -->";
+pub const END: &str = corpus::GENERATED_END;
 /// A reason is cut to this many characters (its end shown as `…`).
 const MAX_REASON: usize = 160;
 

@@ -24,15 +24,17 @@ pub fn check(root: &Path) -> Vec<CorpusError> {
 /// Whether [`check_with_spec`] also asks that every clause be cited.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub enum Coverage {
-    /// Every clause is cited by a case or says why none can see it: the whole corpus
-    /// against its own specification.
+    /// Every clause is cited by a case or says why none can see it, and the
+    /// specification's text passes [`spec_problems`]: the whole corpus against its own
+    /// specification.
     Every,
     /// Cited clauses exist; a clause may go uncited (a generated or partial corpus).
     CitedOnly,
 }
 
 /// [`check`], and the clauses against `spec`: every cited clause exists, and, with
-/// [`Coverage::Every`], every clause is cited by a case or says why it cannot be observed.
+/// [`Coverage::Every`], every clause is cited by a case or says why it cannot be observed,
+/// and the specification's text passes [`spec_problems`].
 pub fn check_with_spec(root: &Path, spec: &Spec, coverage: Coverage) -> Vec<CorpusError> {
     check_cases(root, Some((spec, coverage)))
 }
@@ -196,6 +198,38 @@ fn lint(cases: &[Case], spec: Option<&Spec>, coverage: Coverage) -> Vec<CorpusEr
             });
         }
     }
+    problems.extend(every.into_iter().flat_map(spec_problems));
+    problems
+}
+
+/// What is wrong with the specification's own text: a clause that does not name the
+/// reference functions implementing it (`docs/spec/README.md`, "Clauses"), and normative
+/// text with [`VAGUE_WORDING`](super::VAGUE_WORDING). That the names resolve needs
+/// the reference's source, which an installed binary does not carry: the test
+/// `conformance/tests/spec_trace.rs` checks it.
+pub fn spec_problems(spec: &Spec) -> Vec<CorpusError> {
+    let mut problems = Vec::new();
+    for (id, clause) in &spec.clauses {
+        let at = format!("{id} (line {})", clause.line);
+        let kind = if !clause.traced {
+            CorpusProblem::UntracedClause(at)
+        } else if !clause.names_a_function() {
+            CorpusProblem::NoImplementer(at)
+        } else {
+            continue;
+        };
+        problems.push(CorpusError {
+            path: clause.file.clone(),
+            kind,
+        });
+    }
+    problems.extend(spec.wording.iter().map(|w| CorpusError {
+        path: w.file.clone(),
+        kind: CorpusProblem::VagueWording {
+            line: w.line,
+            phrase: w.phrase,
+        },
+    }));
     problems
 }
 
@@ -236,5 +270,27 @@ mod tests {
         ] {
             assert_eq!(is_kebab(name), ok, "{name}");
         }
+    }
+
+    /// `corpus check` refuses a clause without a trace paragraph, one whose paragraph
+    /// names no function (a type alone is not one), and vague normative wording; a clause
+    /// naming a function passes.
+    #[test]
+    fn spec_problems_name_untraced_clauses_and_vague_wording() {
+        let text = "### t.1 Traced\nChecked: read; the reference `reference/src/a.rs` `f`.\n\n### t.2 Untraced\nRule.\n\n### t.3 A type only\nImplemented by: `reference/src/a.rs` `Header`.\n\n### t.4 Vague\nRead as pi-mono does.\nImplemented by: `reference/src/a.rs` `g`.\n<!-- generated: cases -->\n- as pi-mono does\n<!-- end generated -->\n";
+        let mut spec = Spec::default();
+        spec.add(Path::new("t.md"), text);
+        let problems: Vec<String> = spec_problems(&spec)
+            .iter()
+            .map(ToString::to_string)
+            .collect();
+        assert_eq!(
+            problems,
+            [
+                "t.md: clause t.2 (line 4) has no `Checked:` or `Implemented by:` paragraph naming the reference functions that implement it (docs/spec/README.md)",
+                "t.md: clause t.3 (line 7) names no reference function: its `Checked:` or `Implemented by:` paragraph gives a source path, then the functions (`reference/src/context/mod.rs` `build_context`)",
+                "t.md: line 11: normative text says \"as pi-mono does\"; state the rule itself",
+            ]
+        );
     }
 }

@@ -262,6 +262,20 @@ pub enum CorpusProblem {
     UnknownClause(String),
     /// A clause no case cites, though it does not say why it cannot be observed.
     UncitedClause(String),
+    /// A clause without a `Checked:` or `Implemented by:` paragraph (its id and line).
+    UntracedClause(String),
+    /// A clause whose `Checked:` and `Implemented by:` paragraphs name no reference
+    /// function (its id and line).
+    NoImplementer(String),
+    /// Normative text (outside a clause's generated part) with wording that leaves the
+    /// rule to another program or elides it
+    /// ([`VAGUE_WORDING`](super::VAGUE_WORDING)).
+    VagueWording {
+        /// The line (1-based).
+        line: usize,
+        /// The wording.
+        phrase: &'static str,
+    },
     /// A tag `corpus/README.md` does not list.
     UnknownTag(String),
     /// The tags are not sorted and distinct.
@@ -325,6 +339,21 @@ impl fmt::Display for CorpusProblem {
                 f,
                 "clause {id} is cited by no case: add a case, or say in a line starting `Not observable:` why none can see it"
             ),
+            CorpusProblem::UntracedClause(id) => write!(
+                f,
+                "clause {id} has no `Checked:` or `Implemented by:` paragraph naming the reference functions that implement it (docs/spec/README.md)"
+            ),
+            CorpusProblem::NoImplementer(id) => write!(
+                f,
+                "clause {id} names no reference function: its `Checked:` or `Implemented by:` paragraph gives a source path, then the functions (`reference/src/context/mod.rs` `build_context`)"
+            ),
+            CorpusProblem::VagueWording { line, phrase } => {
+                write!(f, "line {line}: normative text says {phrase:?}; state the rule itself")?;
+                if phrase.chars().all(|c| c == '\u{2026}') {
+                    f.write_str(" (an ellipsis that is a character of a text is named U+2026 on its line)")?;
+                }
+                Ok(())
+            }
             CorpusProblem::UnknownTag(tag) => {
                 write!(f, "unknown tag {tag:?} (corpus/README.md lists the tags)")
             }

@@ -103,6 +103,7 @@ fn load_summary(sm: &SessionManager) -> Value {
     output
 }
 
+/// Clauses: context.4.
 pub(super) fn context(dir: &Path, args: &Value, profile: Profile) -> Result<Value, SessionError> {
     let sm = open(dir, args, profile)?;
     let leaf = match args.get("leafId") {

@@ -16,6 +16,8 @@ use crate::raw::is_truthy;
 
 /// File operations taken from tool calls, each list in first-seen order without repeats
 /// (JavaScript `Set`s).
+///
+/// Clauses: compaction.12.
 #[derive(Debug, Clone, Default, PartialEq, Eq)]
 pub struct FileOps {
     /// Paths of `read` tool calls.
@@ -142,6 +144,8 @@ impl Preparation {
 
 /// `prepareCompaction(pathEntries, settings)`; `None` when the path ends in a compaction, when
 /// the first kept entry has no id, and (omp) when there is nothing to summarise.
+///
+/// Clauses: compaction.9, compaction.11.
 pub fn prepare_compaction(
     path: &[&Entry],
     settings: &Settings,
@@ -210,6 +214,8 @@ pub fn prepare_compaction(
 /// Where preparation starts: after the previous compaction (omp), or at its first kept entry
 /// when that entry is on the path (pi).
 /// (JavaScript's `===`: an id of any JSON type matches.)
+///
+/// Clauses: compaction.9.
 fn boundary_start(path: &[&Entry], previous: Option<usize>, rules: &Rules) -> usize {
     let Some(at) = previous else { return 0 };
     if rules.boundary == Boundary::AfterPreviousCompaction {
@@ -223,6 +229,8 @@ fn boundary_start(path: &[&Entry], previous: Option<usize>, rules: &Rules) -> us
 
 /// omp: when the last usage's prompt tokens exceed the estimate of the entries after the
 /// boundary, `keepRecentTokens` shrinks by that ratio (at least 1).
+///
+/// Clauses: compaction.10.
 #[allow(clippy::cast_precision_loss, clippy::cast_possible_truncation)]
 fn scaled_keep_recent(
     path: &[&Entry],

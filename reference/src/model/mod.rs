@@ -83,6 +83,8 @@ pub struct SessionHeader {
 impl SessionHeader {
     /// Reads a header from a parsed object; `None` unless `type` is the dialect's
     /// header type (`"session"`, 003 `"session_header"`) and `id` a string.
+    ///
+    /// Clauses: format.4, loading.7, migrations.7.
     pub fn from_object(obj: &RawObject<'_>, text: &str, keys: &Keys) -> Option<SessionHeader> {
         if obj.str("type").as_deref() != Some(keys.name("session")) {
             return None;
@@ -164,6 +166,8 @@ pub enum EntryKind {
 
 impl Entry {
     /// Builds an entry from its line, read as an object, and the line's text.
+    ///
+    /// Clauses: format.6, format.10.
     pub fn from_object(
         obj: &RawObject<'_>,
         text: JsonText,
@@ -242,6 +246,8 @@ impl Entry {
 
     /// A `leaf` entry's target (003 `LeafEntry.target_id`), when it is a string. A `leaf`
     /// entry without one leaves the session without a leaf.
+    ///
+    /// Clauses: tree.15.
     pub fn leaf_target(&self) -> Option<String> {
         (self.kind == EntryKind::Leaf)
             .then(|| self.object().str(self.keys().name("targetId")))
@@ -269,6 +275,8 @@ pub const NO_TIME: i64 = i64::MIN;
 
 /// A `timestamp` value in milliseconds since the epoch, as `new Date(value).getTime()`
 /// gives them (see [`Entry::time_ms`]); `None` for NaN.
+///
+/// Clauses: tree.16.
 pub(crate) fn time_ms(value: &RawValue) -> Option<i64> {
     if value.get().starts_with('"') {
         return as_str(value).and_then(|text| parse_iso_ms(&text));
@@ -287,6 +295,7 @@ pub(crate) fn time_ms(value: &RawValue) -> Option<i64> {
         })
 }
 
+/// Clauses: format.9, format.10.
 fn kind_of(obj: &RawObject<'_>, keys: &Keys) -> EntryKind {
     let name = obj.str("type").unwrap_or_default();
     if keys.leaf_type == Some(name.as_str()) {
@@ -311,6 +320,8 @@ fn kind_of(obj: &RawObject<'_>, keys: &Keys) -> EntryKind {
 }
 
 /// The header version as JavaScript compares it: `version ?? 1`, then `Number(..)`.
+///
+/// Clauses: js.2, migrations.1.
 pub fn js_version(value: Option<&RawValue>) -> f64 {
     let Some(value) = value else { return 1.0 };
     let text = value.get();

@@ -13,6 +13,8 @@ type Files = BTreeMap<PathBuf, (Vec<u8>, i64)>;
 
 /// Files in memory, for tests and sessions that are never written. Clones share the
 /// same files, so a test can keep one and look at what a session wrote.
+///
+/// Clauses: persistence.18.
 #[derive(Debug, Default, Clone)]
 pub struct MemoryStorage {
     files: Rc<RefCell<Files>>,
