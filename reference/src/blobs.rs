@@ -81,7 +81,6 @@ impl fmt::Display for BlobRef {
 }
 
 /// Decodes standard base64 (what image blocks hold); `None` when it is not valid.
-///
 /// Clauses: persistence.16.
 pub fn decode_base64(text: &str) -> Option<Vec<u8>> {
     base64::engine::general_purpose::STANDARD.decode(text).ok()
@@ -97,7 +96,6 @@ pub fn encode_base64(bytes: &[u8]) -> String {
 /// session is about to hold only the reference and a blob left wrong would lose the image.
 /// A link, a folder or a special file there is an error (nothing is written through a
 /// link), which the session latches.
-///
 /// Clauses: persistence.16.
 pub fn put(storage: &mut dyn Storage, dir: &Path, bytes: &[u8]) -> std::io::Result<BlobRef> {
     let blob = BlobRef::for_bytes(bytes);
@@ -110,7 +108,6 @@ pub fn put(storage: &mut dyn Storage, dir: &Path, bytes: &[u8]) -> std::io::Resu
 /// Reads a blob; `None` when it is missing, is not a regular file (a link is not
 /// followed), or when its content does not hash to its name (a damaged or planted file
 /// is never served as the blob).
-///
 /// Clauses: persistence.17.
 pub fn get(storage: &dyn Storage, dir: &Path, blob: &BlobRef) -> Option<Vec<u8>> {
     let bytes = storage.read_blob(&blob.path_in(dir)).ok().flatten()?;

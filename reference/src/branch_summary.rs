@@ -38,7 +38,6 @@ pub struct Collected<'a> {
 /// leaf; else the entries walked from the old leaf up to (not including) the deepest entry
 /// of the target's path that is also on the old leaf's path (an id that names no entry has
 /// the empty path).
-///
 /// Clauses: compaction.16.
 pub fn collect_entries<'a>(tree: &'a Tree, old_leaf: Option<&str>, target: &str) -> Collected<'a> {
     let Some(old_leaf) = old_leaf.filter(|l| !l.is_empty()) else {
@@ -89,7 +88,6 @@ impl BranchPreparation {
 /// `prepareBranchEntries(entries, tokenBudget)`: file operations from every branch summary's
 /// details (not an extension's), then messages from the newest back while they fit the
 /// budget (0: no limit); a summary that does not fit is still taken while under 90% of it.
-///
 /// Clauses: compaction.17.
 pub fn prepare_branch_entries(
     entries: &[&Entry],
@@ -142,7 +140,6 @@ pub fn prepare_branch_entries(
 
 /// The message an entry gives a branch summary: as for a compaction, but tool results are
 /// left out and a compaction gives its summary message.
-///
 /// Clauses: compaction.17.
 pub fn branch_message(entry: &Entry, rules: &Rules) -> Option<Value> {
     match entry.kind {
@@ -158,7 +155,6 @@ pub fn branch_message(entry: &Entry, rules: &Rules) -> Option<Value> {
 /// `generateBranchSummary(entries, {model, customInstructions, replaceInstructions,
 /// reserveTokens})` with a model of `context_window` (0: 128,000) that answers `stub`: the
 /// preparation, the request made (none when no message fits) and the result.
-///
 /// Clauses: compaction.18.
 pub fn generate_branch_summary(
     entries: &[&Entry],

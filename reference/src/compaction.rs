@@ -62,7 +62,6 @@ pub struct Settings {
 
 impl Settings {
     /// The profile's `DEFAULT_COMPACTION_SETTINGS`.
-    ///
     /// Clauses: compaction.1.
     pub fn defaults(profile: Profile) -> Settings {
         let omp = profile == Profile::Omp;
@@ -78,7 +77,6 @@ impl Settings {
 
     /// The defaults with the fields `overrides` names replaced (`{"enabled": false}`, …);
     /// fields of the wrong type are ignored.
-    ///
     /// Clauses: compaction.1.
     pub fn with_overrides(profile: Profile, overrides: &Value) -> Settings {
         let mut settings = Settings::defaults(profile);
@@ -187,7 +185,6 @@ impl Rules {
     }
 
     /// The rules of `profile`. Document 003 says nothing of planning: `operator` plans as pi.
-    ///
     /// Clauses: compaction.14, compaction.18.
     pub fn for_profile(profile: Profile) -> Rules {
         match profile {

@@ -24,8 +24,7 @@ pub trait Payload: Serialize {
 }
 
 /// Line 1 of a session file. "Line 1 is always the session header (type: \"session\")" (000).
-///
-/// Clauses: format.2.
+
 #[derive(Debug, Clone, Serialize, Deserialize, JsonSchema)]
 #[serde(rename_all = "camelCase")]
 pub struct Header {

@@ -27,7 +27,6 @@ END;
 ";
 
 /// The most rows one query returns.
-///
 /// Clauses: history.3.
 pub const MAX_LIMIT: usize = 1000;
 
@@ -53,7 +52,6 @@ pub struct History {
 
 impl History {
     /// Opens (creating when missing, with its folder) the database at `path`.
-    ///
     /// Clauses: history.1.
     pub fn open(path: &Path) -> rusqlite::Result<History> {
         if let Some(dir) = path.parent() {
@@ -87,7 +85,6 @@ impl History {
 
     /// Stores a prompt, trimmed; an empty prompt, or one equal to the last stored, is skipped.
     /// Returns whether a row was added.
-    ///
     /// Clauses: history.2, history.5.
     pub fn add(&mut self, prompt: &str, cwd: Option<&str>) -> rusqlite::Result<bool> {
         let trimmed = prompt.trim_matches(crate::parse::is_js_whitespace);
@@ -102,7 +99,6 @@ impl History {
     }
 
     /// The `limit` newest prompts (at most [`MAX_LIMIT`]).
-    ///
     /// Clauses: history.3.
     pub fn recent(&self, limit: usize) -> rusqlite::Result<Vec<HistoryEntry>> {
         self.rows(
@@ -114,7 +110,6 @@ impl History {
 
     /// Prompts matching every whitespace-separated token of `query` as an FTS5 prefix,
     /// newest first; none for a blank query.
-    ///
     /// Clauses: history.4.
     pub fn search(&self, query: &str, limit: usize) -> rusqlite::Result<Vec<HistoryEntry>> {
         let Some(fts) = fts_query(query) else {
@@ -129,7 +124,6 @@ impl History {
     }
 
     /// The names of the tables, indexes and triggers in the database, sorted.
-    ///
     /// Clauses: history.1.
     pub fn schema_objects(&self) -> rusqlite::Result<Vec<String>> {
         let mut stmt = self
@@ -168,7 +162,6 @@ impl History {
 
 /// The FTS5 query of a search: each token quoted (`"` doubled) with a prefix `*`,
 /// joined by spaces (AND); `None` when the query has no token.
-///
 /// Clauses: history.4.
 pub fn fts_query(query: &str) -> Option<String> {
     let tokens: Vec<String> = query

@@ -58,7 +58,6 @@ impl IdSource for SequentialIds {
 }
 
 /// Generates an 8-hex entry id that `taken` does not already hold (100 attempts, then a 36-char id).
-///
 /// Clauses: format.7, format.8.
 pub fn new_entry_id(source: &mut dyn IdSource, taken: impl Fn(&str) -> bool) -> String {
     for _ in 0..100 {
@@ -71,7 +70,6 @@ pub fn new_entry_id(source: &mut dyn IdSource, taken: impl Fn(&str) -> bool) -> 
 }
 
 /// A UUID: version 7 (the time in its first 48 bits) when `now_ms` is positive, else version 4.
-///
 /// Clauses: format.3.
 pub fn uuid(source: &mut dyn IdSource, now_ms: i64) -> String {
     let (a, b) = (source.next_u64(), source.next_u64());
@@ -153,7 +151,6 @@ pub fn file_timestamp(ms: i64) -> String {
 /// kit runs in UTC). As V8 and JavaScriptCore do, a day up to 31 past its month's end
 /// rolls into the next month (`2025-02-29` is 1 March). Other strings, which the engines
 /// hand to their legacy parsers (`2025-6-1`, `June 1`), are NaN here: `None`.
-///
 /// Clauses: tree.16.
 pub fn parse_iso_ms(text: &str) -> Option<i64> {
     let mut p = Cursor {

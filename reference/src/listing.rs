@@ -185,7 +185,6 @@ impl Message {
 
 /// Builds the [`SessionInfo`] of one file; `None` when it cannot be read, its first
 /// readable line is not a `type:"session"` object, or (omp) the header has no id.
-///
 /// Clauses: stores.4, stores.5.
 pub fn session_info(storage: &dyn Storage, path: &Path, profile: Profile) -> Option<SessionInfo> {
     let text = utf8_lossy(storage.read(path).ok()??);
@@ -306,7 +305,6 @@ fn js_number(ms: i64) -> f64 {
 
 /// `SessionManager.list`: every session in `dir`, newest first (ties by path).
 /// omp drops sessions without messages (seed 001); pi keeps them (clause stores.5).
-///
 /// Clauses: stores.3.
 pub fn list(storage: &dyn Storage, dir: &Path, profile: Profile) -> Vec<SessionInfo> {
     collect(storage, &session_files(storage, dir), profile)
@@ -315,7 +313,6 @@ pub fn list(storage: &dyn Storage, dir: &Path, profile: Profile) -> Vec<SessionI
 /// `SessionManager.listAll`: every session in the immediate subdirectories of the
 /// sessions root, newest first. Files directly in the root and deeper ones are ignored.
 /// In a flat store (003) every session is directly in the root.
-///
 /// Clauses: stores.6.
 pub fn list_all(storage: &dyn Storage, sessions_root: &Path, profile: Profile) -> Vec<SessionInfo> {
     if locations::Rules::for_profile(profile).flat_sessions {
@@ -326,7 +323,6 @@ pub fn list_all(storage: &dyn Storage, sessions_root: &Path, profile: Profile) -
 
 /// The sessions of the project at `cwd` in `dir`: all of them, or in a flat store (003)
 /// those whose header's cwd is `cwd` ("how per-project filtering is done at list/load time").
-///
 /// Clauses: stores.3.
 pub fn list_project(
     storage: &dyn Storage,
@@ -380,7 +376,6 @@ fn has_valid_header(storage: &dyn Storage, path: &Path, profile: Profile) -> boo
 
 /// `findMostRecentSession`: the newest `*.jsonl` file in `dir` (by modification time)
 /// whose header is valid, ties by path; `None` when there is none.
-///
 /// Clauses: stores.10.
 pub fn find_most_recent(storage: &dyn Storage, dir: &Path, profile: Profile) -> Option<PathBuf> {
     session_files(storage, dir)
@@ -393,7 +388,6 @@ pub fn find_most_recent(storage: &dyn Storage, dir: &Path, profile: Profile) -> 
 
 /// The session files of every project folder under `sessions_root` (as [`list_all`]
 /// reads them); a folder reached through a link is not entered.
-///
 /// Clauses: stores.16.
 pub fn project_files(storage: &dyn Storage, sessions_root: &Path) -> Vec<PathBuf> {
     storage

@@ -41,7 +41,6 @@ pub struct Rules {
 
 impl Rules {
     /// The rules of `profile`.
-    ///
     /// Clauses: stores.16.
     pub fn for_profile(profile: Profile) -> Rules {
         match profile {
@@ -111,7 +110,6 @@ impl Store {
 
     /// The default store of `profile`: `$PI_CODING_AGENT_DIR` or the profile's folder
     /// under `home` ([`Rules::agent_dir`]). `env` reads a variable.
-    ///
     /// Clauses: stores.1.
     pub fn default_for(profile: Profile, home: &Path, env: &Env<'_>) -> Store {
         let set = env(AGENT_DIR_ENV).filter(|d| !d.is_empty());
@@ -123,14 +121,12 @@ impl Store {
     }
 
     /// `<agent>/sessions`: one folder per project.
-    ///
     /// Clauses: stores.1.
     pub fn sessions_root(&self) -> PathBuf {
         self.agent_dir.join("sessions")
     }
 
     /// `<agent>/sessions/--<cwd-encoded>--`: the project's session directory.
-    ///
     /// Clauses: stores.1.
     pub fn session_dir(&self, cwd: &str) -> PathBuf {
         self.sessions_root().join(encode_cwd(cwd))
@@ -164,7 +160,6 @@ pub fn expand_home(dir: &str, home: &Path) -> PathBuf {
 /// The result is always one path component that is neither `.` nor `..` and holds no
 /// separator, so it can never point outside the sessions root. Distinct cwds may collide
 /// (`/a:b` and `/a/b` both give `--a-b--`), as in both real implementations.
-///
 /// Clauses: stores.2.
 pub fn encode_cwd(cwd: &str) -> String {
     let trimmed = cwd
@@ -186,7 +181,6 @@ pub fn encode_cwd(cwd: &str) -> String {
 ///
 /// The id names a breadcrumb file, so it is always one path component: `/`, `\\` and
 /// NUL become `-`, and a TTY path that would give `.` or `..` gives no id.
-///
 /// Clauses: stores.12.
 pub fn terminal_id(tty: Option<&str>, env: &dyn Fn(&str) -> Option<String>) -> Option<String> {
     if let Some(rest) = tty.and_then(|t| t.strip_prefix("/dev/")) {
@@ -245,7 +239,6 @@ pub const MAX_BREADCRUMB_BYTES: u64 = 64 << 10;
 /// Reads the breadcrumb of `terminal` in `store`; `None` when missing or unreadable. Only
 /// a regular file of at most [`MAX_BREADCRUMB_BYTES`] is read: a link, a FIFO or a
 /// device there is unreadable, never followed, waited on or read without end.
-///
 /// Clauses: stores.11.
 pub fn read_breadcrumb(store: &Store, terminal: &str) -> Option<Breadcrumb> {
     let path = store.breadcrumbs_dir().join(terminal);
@@ -257,7 +250,6 @@ pub fn read_breadcrumb(store: &Store, terminal: &str) -> Option<Breadcrumb> {
 /// (a link in `terminal-sessions/` is replaced, its target left alone). Best effort: a
 /// failure is returned for the caller to ignore or log, and never fails the session
 /// operation (seed 001).
-///
 /// Clauses: stores.12.
 pub fn write_breadcrumb(store: &Store, terminal: &str, crumb: &Breadcrumb) -> std::io::Result<()> {
     let path = store.breadcrumbs_dir().join(terminal);

@@ -24,7 +24,6 @@ pub enum Step {
 }
 
 /// Runs every step the header's version needs; returns the steps that ran.
-///
 /// Clauses: migrations.1, migrations.6, migrations.7.
 pub fn migrate(
     header: &mut SessionHeader,
@@ -58,7 +57,6 @@ pub fn migrate(
 /// v1→v2: gives every entry a fresh id and its file-order predecessor as parent
 /// (existing ids and parents are replaced, as in the real code), then maps numeric
 /// `firstKeptEntryIndex` (0 = the header) to `firstKeptEntryId` and drops the index.
-///
 /// Clauses: migrations.2, migrations.3, migrations.6.
 pub fn v1_to_v2(entries: &mut [Entry], ids: &mut dyn IdSource) {
     // A second header line is not an entry: it gets no id and is not in the chain.
@@ -103,7 +101,6 @@ pub fn v1_to_v2(entries: &mut [Entry], ids: &mut dyn IdSource) {
 }
 
 /// v2→v3: rewrites `message.role` `"hookMessage"` to `"custom"`; nothing else.
-///
 /// Clauses: migrations.4.
 pub fn v2_to_v3(entries: &mut [Entry]) {
     for entry in entries.iter_mut() {

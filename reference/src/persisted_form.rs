@@ -39,7 +39,6 @@ pub struct PendingBlob {
 }
 
 /// Prepares `value` for writing; returns the blobs to store. Reports whether anything changed.
-///
 /// Clauses: persistence.14, persistence.15.
 pub fn prepare(value: &mut Value, blobs: &mut Vec<PendingBlob>) -> bool {
     match value {
@@ -106,7 +105,6 @@ fn externalize_image(item: &mut Value, blobs: &mut Vec<PendingBlob>) -> bool {
 
 /// Truncates, in place, a string longer than [`MAX_PERSIST_CHARS`] UTF-16 units;
 /// reports whether it did (`false`: it fits).
-///
 /// Clauses: persistence.13.
 pub fn truncate(s: &mut String) -> bool {
     if utf16_len(s) <= MAX_PERSIST_CHARS {
@@ -119,7 +117,6 @@ pub fn truncate(s: &mut String) -> bool {
 }
 
 /// The length of a string as JavaScript counts it: UTF-16 code units.
-///
 /// Clauses: js.5.
 pub fn utf16_len(s: &str) -> usize {
     s.encode_utf16().count()
@@ -127,7 +124,6 @@ pub fn utf16_len(s: &str) -> usize {
 
 /// The byte length of the longest prefix of `s` that fits in `units` UTF-16 units
 /// without splitting a character (a surrogate pair is kept whole or dropped whole).
-///
 /// Clauses: js.5.
 pub(crate) fn utf16_prefix_end(s: &str, units: usize) -> usize {
     let mut used = 0;
@@ -147,7 +143,6 @@ pub(crate) fn utf16_prefix_end(s: &str, units: usize) -> usize {
 /// (a `role`, no entry `type`), the items of its own `content`. Refs elsewhere (a
 /// `details.content` below a message, a `custom` entry's data) stay refs, as written.
 /// Missing blobs and invalid references are left as they are.
-///
 /// Clauses: persistence.17.
 pub fn resolve_blobs(value: &mut Value, storage: &dyn Storage, dir: &Path) {
     let content = match value.get("type").and_then(Value::as_str) {

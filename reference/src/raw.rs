@@ -23,14 +23,12 @@ pub struct RawObject<'a> {
 
 impl<'a> RawObject<'a> {
     /// Parses `text` as one JSON object; `None` when it is not JSON or not an object.
-    ///
     /// Clauses: js.6.
     pub fn parse(text: &'a str) -> Option<Self> {
         serde_json::from_str(text).ok()
     }
 
     /// The raw value of `key` (the last occurrence, as `JSON.parse` does).
-    ///
     /// Clauses: js.6.
     pub fn get(&self, key: &str) -> Option<&RawValue> {
         self.pairs
@@ -191,7 +189,6 @@ pub fn parse_value(text: &str) -> Result<serde_json::Value, serde_json::Error> {
 
 /// Replaces every number outside strings that a double cannot hold (it reads as
 /// infinite) by `null`, what `JSON.stringify` writes for Infinity.
-///
 /// Clauses: js.6.
 fn replace_infinite_numbers(text: &str) -> String {
     let mut out = String::with_capacity(text.len());
@@ -236,7 +233,6 @@ fn deep_parse(text: &str) -> Result<serde_json::Value, serde_json::Error> {
 }
 
 /// Replaces `\uD800`–`\uDFFF` escapes that do not form a pair by `\ufffd`.
-///
 /// Clauses: loading.6.
 pub fn replace_lone_surrogates(text: &str) -> String {
     let bytes = text.as_bytes();
@@ -305,7 +301,6 @@ pub fn to_raw<T: serde::Serialize + ?Sized>(value: &T) -> Box<RawValue> {
 }
 
 /// JavaScript truthiness of a JSON value (`""`, `0`, `false`, `null` are falsy).
-///
 /// Clauses: js.4.
 pub fn is_truthy(value: Option<&RawValue>) -> bool {
     match value.map(RawValue::get) {
@@ -315,7 +310,6 @@ pub fn is_truthy(value: Option<&RawValue>) -> bool {
 }
 
 /// [`is_truthy`] for a value held as a `serde_json::Value` (compaction planning's entries).
-///
 /// Clauses: js.4.
 pub fn is_truthy_value(value: &serde_json::Value) -> bool {
     match value {

@@ -57,7 +57,6 @@ pub struct RecentSession {
 /// from a 4 KB prefix, named by title → first user prompt → header id → file name.
 /// With `now_ms` (the clock, milliseconds since the epoch) each also gets its
 /// [`RecentSession::time_ago`].
-///
 /// Clauses: stores.7.
 pub fn recent(
     storage: &dyn Storage,
@@ -79,7 +78,6 @@ pub fn recent(
 /// between `then_ms` and `now_ms`, rounded down: under a minute (or in the future)
 /// `just now`, then `Nm ago`, `Nh ago`, `Nd ago`; from 7 days on the date as
 /// `toLocaleDateString()` writes it in the `en-US` locale and UTC (`1/2/2026`).
-///
 /// Clauses: stores.9.
 pub fn time_ago(then_ms: i64, now_ms: i64) -> String {
     let diff = now_ms.saturating_sub(then_ms);
@@ -197,7 +195,6 @@ pub(crate) fn file_stem(path: &Path) -> String {
 
 /// A name made safe for one line: the first line only, control characters (`\x00–\x1F`,
 /// `\x7F`) removed, trimmed; `None` when nothing is left.
-///
 /// Clauses: stores.8.
 pub fn sanitize_name(value: &str) -> Option<String> {
     let first = value.split('\n').next().unwrap_or_default();
@@ -212,7 +209,6 @@ pub fn sanitize_name(value: &str) -> Option<String> {
 
 /// Cuts a name longer than [`NAME_LIMIT`] UTF-16 units to 39 units and `…`, never
 /// inside a character.
-///
 /// Clauses: stores.8.
 pub fn truncate_name(name: &str) -> String {
     if crate::persisted_form::utf16_len(name) <= NAME_LIMIT {

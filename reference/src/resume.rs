@@ -122,7 +122,6 @@ impl Scope<'_> {
 /// matched first in this project's list, then (omp: unless the session directory is
 /// forced) across all projects. The first match in list order wins, so an ambiguous
 /// prefix picks the most recently active session, without asking (seed 001).
-///
 /// Clauses: stores.13.
 pub fn find(value: &str, scope: &Scope<'_>) -> Match {
     find_counted(value, scope).0
@@ -189,7 +188,6 @@ pub enum Outcome {
 
 /// Decides what to do with a match. A match in another project asks `fork` (the user's
 /// answer): omp asks only when the session's cwd differs from `cwd`, pi for every global match.
-///
 /// Clauses: stores.13, stores.14.
 pub fn decide(value: &str, found: Match, cwd: &str, profile: Profile, fork: bool) -> Outcome {
     match found {
@@ -215,7 +213,6 @@ pub fn decide(value: &str, found: Match, cwd: &str, profile: Profile, fork: bool
 /// `--resume` without a value (seed 001 "--resume (no value)"): the picker on this
 /// project's list (`SessionManager.list(cwd, sessionDir)`); omp stops with
 /// `No sessions found` (not an error: exit 0) when the list is empty, pi opens it anyway.
-///
 /// Clauses: stores.15, stores.18.
 pub fn picker(scope: &Scope<'_>) -> Outcome {
     let sessions: Vec<PathBuf> = scope
@@ -236,7 +233,6 @@ pub fn picker(scope: &Scope<'_>) -> Outcome {
 /// paths"): `Some(n)` chooses the `n`-th session offered (from 0), which is opened; `None`
 /// cancels it (Esc), which stops with `No session selected`, not an error (exit 0). `None`
 /// back when `n` is past the end of the list: there is nothing there to choose.
-///
 /// Clauses: stores.15, stores.18.
 pub fn choose(sessions: &[PathBuf], choice: Option<usize>) -> Option<Outcome> {
     match choice {
@@ -270,7 +266,6 @@ pub enum ContinueTarget {
 /// Chooses the file `--continue` opens: the terminal's breadcrumb when `terminal` is known
 /// and the breadcrumb is valid for `cwd` (omp only), else the newest file of the session
 /// directory, else a new session (seed 001).
-///
 /// Clauses: stores.11.
 pub fn continue_target(scope: &Scope<'_>, terminal: Option<&str>) -> ContinueTarget {
     if Rules::for_profile(scope.profile).uses_breadcrumbs {
@@ -286,7 +281,6 @@ pub fn continue_target(scope: &Scope<'_>, terminal: Option<&str>) -> ContinueTar
 /// `SessionManager.continueRecent`: opens the [`continue_target`] with `options` (whose
 /// cwd and session directory should be the scope's), or starts a new session. omp then
 /// points the terminal's breadcrumb at the session file; a failed breadcrumb write is ignored.
-///
 /// Clauses: stores.10.
 pub fn continue_recent(
     scope: &Scope<'_>,

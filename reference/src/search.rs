@@ -12,7 +12,6 @@ use crate::parse::is_js_whitespace;
 /// The sessions of `sessions` (in list order) that every whitespace-separated token of
 /// `query` fuzzy-matches ([`fuzzy_score`]), sorted by the sum of their scores, lowest
 /// first; ties keep list order. A blank query keeps every session in order.
-///
 /// Clauses: stores.17.
 pub fn search<'a>(sessions: &'a [SessionInfo], query: &str) -> Vec<&'a SessionInfo> {
     let tokens: Vec<&str> = query
@@ -40,7 +39,6 @@ pub fn search<'a>(sessions: &'a [SessionInfo], query: &str) -> Vec<&'a SessionIn
 
 /// The text a session is searched by: its id, title, cwd, first message, all messages'
 /// text and path, the empty ones left out, joined by a space.
-///
 /// Clauses: stores.17.
 pub fn haystack(info: &SessionInfo) -> String {
     let title = match &info.title {
@@ -72,7 +70,6 @@ pub fn haystack(info: &SessionInfo) -> String {
 /// adds a tenth of its index; a match right after the previous one subtracts 5 × the run's
 /// length so far, one after a gap adds 2 per skipped unit; a match at the start or after
 /// whitespace, `-`, `_`, `.` or `/` subtracts 10. An empty query scores 0.
-///
 /// Clauses: stores.17.
 pub fn fuzzy_score(query: &str, text: &str) -> Option<f64> {
     let query: Vec<u16> = query.to_lowercase().encode_utf16().collect();

@@ -20,7 +20,6 @@ use crate::session::{Options, SessionError, SessionManager};
 /// The per-profile rules of a switch's thinking level (001 step 14). 003 is silent:
 /// operator switches as pi. (Whether a switch points a breadcrumb is
 /// [`resume::Rules::uses_breadcrumbs`].)
-///
 /// Clauses: stores.20.
 #[derive(Debug, Clone, Copy)]
 pub struct Rules {
@@ -34,7 +33,6 @@ pub struct Rules {
 
 impl Rules {
     /// The rules of `profile`.
-    ///
     /// Clauses: stores.20.
     pub fn for_profile(profile: Profile) -> Rules {
         match profile {
@@ -77,7 +75,6 @@ pub struct Started {
 /// then names the session file and the session's cwd (a switch: the cwd switched from);
 /// a failed breadcrumb write is ignored (seed 001: best effort). A switch then records
 /// `thinking_level` (see [`restore_thinking_level`]).
-///
 /// Clauses: stores.19, stores.21.
 pub fn start(
     scope: &Scope<'_>,
@@ -109,7 +106,6 @@ pub fn start(
 /// omp's `writeTerminalBreadcrumb(cwd, file)`: `<agent>/terminal-sessions/<terminal>`
 /// holds `cwd\nfile\n`. Nothing without breadcrumbs (pi), a terminal or a file; a write
 /// error is ignored.
-///
 /// Clauses: stores.19, stores.22.
 pub fn point_breadcrumb(scope: &Scope<'_>, terminal: Option<&str>, cwd: &str, file: Option<&Path>) {
     if !resume::Rules::for_profile(scope.profile).uses_breadcrumbs {
@@ -129,7 +125,6 @@ pub fn point_breadcrumb(scope: &Scope<'_>, terminal: Option<&str>, cwd: &str, fi
 /// Step 14 of the switch: when the branch has no `thinking_level_change`, append one with
 /// `level` (the settings' default, clamped to the model by the caller) and flush. pi-mono
 /// does so only for a session with messages. Returns the new entry's id.
-///
 /// Clauses: stores.20.
 pub fn restore_thinking_level(
     manager: &mut SessionManager,

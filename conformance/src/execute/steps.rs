@@ -40,7 +40,6 @@ pub fn substitute(value: &Value, results: &[Value]) -> Value {
 ///
 /// `dir` is the case directory: `moveTo` moves the session into the project folder of
 /// the store at `<dir>/home/.omp/agent`, where the omp adapter points the library.
-///
 /// Clauses: tree.6.
 pub fn run_step(
     sm: &mut SessionManager,

@@ -15,7 +15,6 @@ pub const TOOL_RESULT_MAX_CHARS: usize = 2000;
 /// `serializeConversation(convertToLlm(messages))`: one `[User]: `, `[Assistant thinking]: `,
 /// `[Assistant]: `, `[Assistant tool calls]: ` or `[Tool result]: ` paragraph per part, joined
 /// by blank lines; bash executions, custom messages and summaries read as user text.
-///
 /// Clauses: compaction.13.
 pub fn serialize_conversation(messages: &[Value], rules: &Rules) -> String {
     let mut parts: Vec<String> = Vec::new();
@@ -42,7 +41,6 @@ pub fn serialize_conversation(messages: &[Value], rules: &Rules) -> String {
 
 /// `convertToLlm`'s user text for a bash execution (omp also a Python execution; none
 /// when excluded from the context), a custom message (omp also `hookMessage`), a branch summary or a compaction summary.
-///
 /// Clauses: compaction.14.
 pub fn context_text(message: &Value, rules: &Rules) -> Option<String> {
     let role = message.get("role").and_then(Value::as_str).unwrap_or("");
@@ -63,7 +61,6 @@ pub fn context_text(message: &Value, rules: &Rules) -> Option<String> {
 
 /// `bashExecutionToText`: the command, its output in a fence (or `(no output)`), then a
 /// cancellation or a non-zero exit code; pi adds where a truncated output was kept.
-///
 /// Clauses: compaction.14.
 fn bash_text(message: &Value, rules: &Rules) -> String {
     let output = str_of(&message["output"]);
@@ -96,7 +93,6 @@ fn bash_text(message: &Value, rules: &Rules) -> String {
 
 /// omp `pythonExecutionToText`: the code in a `python` fence, its output in a fence after
 /// `Output:` (or `(no output)`), then a cancellation or a non-zero exit code.
-///
 /// Clauses: compaction.14.
 fn python_text(message: &Value) -> String {
     let output = str_of(&message["output"]);
@@ -147,7 +143,6 @@ fn push_assistant(parts: &mut Vec<String>, content: &Value) {
 }
 
 /// `name(key=JSON, …)`, keys in the order written.
-///
 /// Clauses: js.1.
 fn tool_call_text(block: &Value) -> String {
     let args: Vec<String> = block["arguments"]

@@ -24,7 +24,6 @@ pub struct CutPoint {
 /// pi-mono and omp: a message entry of any role but `toolResult` (pi counts `custom`, omp
 /// `hookMessage`, among the roles it lists), and every `branch_summary` and
 /// `custom_message` entry. Document 004 read strictly: user and assistant messages only.
-///
 /// Clauses: compaction.7.
 pub fn is_valid_cut_point(entry: &Entry, rules: &Rules) -> bool {
     let role = entry.role().unwrap_or_default();
@@ -45,7 +44,6 @@ pub fn is_valid_cut_point(entry: &Entry, rules: &Rules) -> bool {
 
 /// `findTurnStartIndex`: walking back from `entry_index` to `start_index`, the first
 /// `branch_summary` or `custom_message` entry, or user or bash execution message.
-///
 /// Clauses: compaction.8.
 pub fn find_turn_start_index(
     path: &[&Entry],
@@ -67,7 +65,6 @@ pub fn find_turn_start_index(
 /// reaching it, cut at the first valid cut point (keep everything). Then move the cut back
 /// over the non-message entries just before it (settings, labels), stopping at a compaction.
 /// With no valid cut point at all, the cut is `start` and no turn is split.
-///
 /// Clauses: compaction.6.
 pub fn find_cut_point(
     path: &[&Entry],

@@ -16,7 +16,6 @@ use crate::raw::is_truthy;
 
 /// File operations taken from tool calls, each list in first-seen order without repeats
 /// (JavaScript `Set`s).
-///
 /// Clauses: compaction.12.
 #[derive(Debug, Clone, Default, PartialEq, Eq)]
 pub struct FileOps {
@@ -144,7 +143,6 @@ impl Preparation {
 
 /// `prepareCompaction(pathEntries, settings)`; `None` when the path ends in a compaction, when
 /// the first kept entry has no id, and (omp) when there is nothing to summarise.
-///
 /// Clauses: compaction.9, compaction.11.
 pub fn prepare_compaction(
     path: &[&Entry],
@@ -214,7 +212,6 @@ pub fn prepare_compaction(
 /// Where preparation starts: after the previous compaction (omp), or at its first kept entry
 /// when that entry is on the path (pi).
 /// (JavaScript's `===`: an id of any JSON type matches.)
-///
 /// Clauses: compaction.9.
 fn boundary_start(path: &[&Entry], previous: Option<usize>, rules: &Rules) -> usize {
     let Some(at) = previous else { return 0 };
@@ -229,7 +226,6 @@ fn boundary_start(path: &[&Entry], previous: Option<usize>, rules: &Rules) -> us
 
 /// omp: when the last usage's prompt tokens exceed the estimate of the entries after the
 /// boundary, `keepRecentTokens` shrinks by that ratio (at least 1).
-///
 /// Clauses: compaction.10.
 #[allow(clippy::cast_precision_loss, clippy::cast_possible_truncation)]
 fn scaled_keep_recent(

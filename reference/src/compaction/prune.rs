@@ -53,7 +53,6 @@ pub fn pruned_notice(tokens: i64) -> String {
 
 /// `pruneToolOutputs(entries, config)`: which tool results omp would prune, and the tokens
 /// saved (each output's estimate less its notice's).
-///
 /// Clauses: compaction.15.
 pub fn prune_tool_outputs(path: &[&Entry], config: &PruneConfig, rules: &Rules) -> PruneResult {
     let mut accumulated = 0;

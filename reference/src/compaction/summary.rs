@@ -83,7 +83,6 @@ impl ModelRequest {
 
 /// `compact(preparation, model, …)` with a model that answers `stub` to every request: the
 /// requests made, in order, and the `CompactionResult`.
-///
 /// Clauses: compaction.8, compaction.11, compaction.13, compaction.19.
 pub fn compact(
     prep: &Preparation,
@@ -171,7 +170,6 @@ pub fn fraction(share: f64, reserve_tokens: i64) -> i64 {
 
 /// The summary with its file lists: pi appends `formatFileOperations`; omp replaces any
 /// lists already in it (`upsertFileOperations`).
-///
 /// Clauses: compaction.12.
 pub fn append_file_lists(
     summary: &str,
@@ -210,7 +208,6 @@ pub fn pi_file_operations(read: &[String], modified: &[String]) -> String {
 /// [`FILE_LIST_LIMIT`] names then `… (N more files omitted)`, the sections written one after
 /// the other. Its `{{join files "\n"}}` receives the two characters `\` `n`, so the names are
 /// joined by a backslash and an `n`, not by a line break (omp 13.19.0 as it ships).
-///
 /// Clauses: compaction.12.
 pub fn omp_file_operations(read: &[String], modified: &[String]) -> String {
     let section = |tag: &str, files: &[String]| {

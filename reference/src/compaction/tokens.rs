@@ -13,7 +13,6 @@ pub const IMAGE_CHARS: i64 = 4800;
 /// `estimateTokens`: a message's size as `ceil(chars / 4)`, counting per role:
 /// user text, assistant text + thinking + tool call name and JSON arguments, tool result (and
 /// custom message) text + 4800 per image, bash command + output, summary text; other roles 0.
-///
 /// Clauses: compaction.2.
 pub fn estimate_tokens(message: &Value, rules: &Rules) -> i64 {
     let role = message.get("role").and_then(Value::as_str).unwrap_or("");
@@ -35,7 +34,6 @@ pub fn ceil_quarter(chars: i64) -> i64 {
 }
 
 /// `calculateContextTokens`: the usage's `totalTokens`, else the sum of its four parts.
-///
 /// Clauses: compaction.3.
 pub fn calculate_context_tokens(usage: &Value) -> i64 {
     let total = int(&usage["totalTokens"]);
@@ -48,7 +46,6 @@ pub fn calculate_context_tokens(usage: &Value) -> i64 {
 }
 
 /// omp `calculatePromptTokens`: input + cache read + cache write, else the context tokens.
-///
 /// Clauses: compaction.10.
 pub fn calculate_prompt_tokens(usage: &Value) -> i64 {
     let prompt: i64 = ["input", "cacheRead", "cacheWrite"]
@@ -63,7 +60,6 @@ pub fn calculate_prompt_tokens(usage: &Value) -> i64 {
 
 /// The usage of an assistant message that has one and did not stop with `aborted` or
 /// `error` (those carry no valid usage).
-///
 /// Clauses: compaction.3.
 pub fn assistant_usage(message: &Value) -> Option<&Value> {
     if message.get("role").and_then(Value::as_str) != Some("assistant") {
@@ -99,7 +95,6 @@ pub struct ContextTokens {
 
 /// `estimateContextTokens`: the last valid assistant usage plus estimates for the messages
 /// after it; without a usage, estimates for every message.
-///
 /// Clauses: compaction.3.
 pub fn estimate_context_tokens(messages: &[Value], rules: &Rules) -> ContextTokens {
     let last = messages.iter().rposition(|m| assistant_usage(m).is_some());
@@ -130,7 +125,6 @@ pub fn effective_reserve_tokens(context_window: i64, settings: &Settings) -> i64
 /// is `contextWindow − reserveTokens` (omp: the fixed or percentage threshold when set, else
 /// the window minus [`effective_reserve_tokens`]). Strictly greater: a context exactly at the
 /// threshold is not compacted.
-///
 /// Clauses: compaction.4, compaction.5.
 pub fn should_compact(
     context_tokens: i64,
@@ -153,7 +147,6 @@ pub fn should_compact(
 }
 
 /// omp's `resolveThresholdTokens`.
-///
 /// Clauses: compaction.5.
 #[allow(clippy::cast_precision_loss)]
 fn omp_threshold(context_window: i64, settings: &Settings) -> f64 {
@@ -213,7 +206,6 @@ pub(crate) fn blocks(content: &Value) -> impl Iterator<Item = &Value> {
 }
 
 /// `JSON.stringify(value).length`.
-///
 /// Clauses: compaction.2, js.1.
 pub(crate) fn json_len(value: &Value) -> i64 {
     js_len(&serde_json::to_string(value).unwrap_or_default())

@@ -50,7 +50,6 @@ impl Rules {
     /// reconstruction" (messages and branch entries in path order; the compaction summary
     /// as pi's `compactionSummary` message, in snake_case; the newest thinking level and
     /// model over all entries; an unknown leaf is the empty path).
-    ///
     /// Clauses: context.1, context.7.
     pub fn for_profile(profile: Profile) -> Rules {
         match profile {
@@ -142,7 +141,6 @@ impl Serialize for Context<'_> {
 
 /// Builds the context for `leaf` over `tree`'s entries: the root-to-leaf path, cut at
 /// its latest compaction, as messages; then the profile's settings from the path.
-///
 /// Clauses: context.1, context.2, context.3, context.4, context.14, context.20.
 pub fn build_context<'a>(tree: &'a Tree, leaf: LeafChoice<'_>, profile: Profile) -> Context<'a> {
     let entries = tree.entries();
@@ -173,7 +171,6 @@ pub fn build_context<'a>(tree: &'a Tree, leaf: LeafChoice<'_>, profile: Profile)
 /// The messages of `path`: with a compaction, its summary, then the kept entries
 /// from `firstKeptEntryId` up to the compaction, then the entries after it (the
 /// compaction itself makes no message). Compaction planning estimates pi's (`tokensBefore`).
-///
 /// Clauses: context.8, context.10.
 pub fn messages<'a>(path: &[&'a Entry], rules: &Rules) -> Vec<Cow<'a, RawValue>> {
     let convert = |entry: &&'a Entry| convert(entry, rules);
@@ -199,7 +196,6 @@ pub fn messages<'a>(path: &[&'a Entry], rules: &Rules) -> Vec<Cow<'a, RawValue>>
 /// One path entry as a context message, if it makes one: a message's payload
 /// verbatim, a custom message or a branch summary (with a truthy `summary`) as a
 /// message of their own.
-///
 /// Clauses: context.5, context.6, context.7, context.9, context.12.
 fn convert<'a>(entry: &'a Entry, rules: &Rules) -> Option<Cow<'a, RawValue>> {
     match entry.kind {
@@ -223,7 +219,6 @@ fn convert<'a>(entry: &'a Entry, rules: &Rules) -> Option<Cow<'a, RawValue>> {
 
 /// A message the context makes up from an entry: `role`, then `fields` copied from
 /// the entry where present; `timestamp` is the entry's time in milliseconds.
-///
 /// Clauses: context.6.
 pub fn synthetic_message(obj: &RawObject<'_>, role: &str, fields: &[&str]) -> Box<RawValue> {
     let mut out = vec![("role", Some(to_raw(role)))];
@@ -254,7 +249,6 @@ pub fn js_string(value: Option<&RawValue>) -> String {
 }
 
 /// `new Date(entry.timestamp).getTime()`: milliseconds, or `null` for NaN.
-///
 /// Clauses: context.11.
 fn js_time(obj: &RawObject<'_>) -> Box<RawValue> {
     obj.get("timestamp")

@@ -15,7 +15,6 @@ pub type Settings = Vec<(&'static str, Box<RawValue>)>;
 /// pi (002 "Context Building"): `thinkingLevel` (the last change's, verbatim; `"off"` when there is none) and
 /// `model`: the last model change's `{provider, modelId}`, or the last assistant
 /// message's `{provider, model}` renamed, whichever comes later; `null` when neither.
-///
 /// Clauses: context.1, context.13, context.14, context.15, format.12.
 pub fn pi(path: &[&Entry]) -> Settings {
     let mut thinking_level = Some(to_raw("off"));
@@ -139,7 +138,6 @@ pub fn omp(path: &[&Entry]) -> Settings {
 /// `thinking_level_change`'s `thinking_level` (`"off"` when there is none, as pi) and
 /// the newest `model_change`'s `model_id` (`null` when there is none; 003 names no
 /// fallback to the assistant message's model).
-///
 /// Clauses: context.1, context.13, context.20, format.12.
 pub fn operator(entries: &[&Entry]) -> Settings {
     let mut thinking_level = Some(to_raw("off"));

@@ -83,7 +83,6 @@ pub struct SessionHeader {
 impl SessionHeader {
     /// Reads a header from a parsed object; `None` unless `type` is the dialect's
     /// header type (`"session"`, 003 `"session_header"`) and `id` a string.
-    ///
     /// Clauses: format.4, loading.7, migrations.7.
     pub fn from_object(obj: &RawObject<'_>, text: &str, keys: &Keys) -> Option<SessionHeader> {
         if obj.str("type").as_deref() != Some(keys.name("session")) {
@@ -166,7 +165,6 @@ pub enum EntryKind {
 
 impl Entry {
     /// Builds an entry from its line, read as an object, and the line's text.
-    ///
     /// Clauses: format.6, format.10.
     pub fn from_object(
         obj: &RawObject<'_>,
@@ -246,7 +244,6 @@ impl Entry {
 
     /// A `leaf` entry's target (003 `LeafEntry.target_id`), when it is a string. A `leaf`
     /// entry without one leaves the session without a leaf.
-    ///
     /// Clauses: tree.15.
     pub fn leaf_target(&self) -> Option<String> {
         (self.kind == EntryKind::Leaf)
@@ -275,7 +272,6 @@ pub const NO_TIME: i64 = i64::MIN;
 
 /// A `timestamp` value in milliseconds since the epoch, as `new Date(value).getTime()`
 /// gives them (see [`Entry::time_ms`]); `None` for NaN.
-///
 /// Clauses: tree.16.
 pub(crate) fn time_ms(value: &RawValue) -> Option<i64> {
     if value.get().starts_with('"') {
@@ -320,7 +316,6 @@ fn kind_of(obj: &RawObject<'_>, keys: &Keys) -> EntryKind {
 }
 
 /// The header version as JavaScript compares it: `version ?? 1`, then `Number(..)`.
-///
 /// Clauses: js.2, migrations.1.
 pub fn js_version(value: Option<&RawValue>) -> f64 {
     let Some(value) = value else { return 1.0 };

@@ -80,14 +80,12 @@ impl Parsed {
 }
 
 /// Parses a session file's bytes as `profile`'s loader does.
-///
 /// Clauses: loading.1, loading.2, loading.5, loading.6.
 pub fn parse(bytes: &[u8], profile: Profile) -> Parsed {
     parse_owned(bytes.to_vec(), profile)
 }
 
 /// [`parse`], keeping `bytes` as the text the entries are slices of (no copy when they are UTF-8).
-///
 /// Clauses: loading.4, loading.8.
 pub fn parse_owned(bytes: Vec<u8>, profile: Profile) -> Parsed {
     let (text, invalid_utf8) = match String::from_utf8(bytes) {
@@ -152,7 +150,6 @@ struct Reader {
 
 impl Reader {
     /// Reads line `number`, which starts at byte `start` of `text`.
-    ///
     /// Clauses: loading.1, loading.2, loading.5, loading.8, loading.11, migrations.3.
     fn line(&mut self, text: &Arc<String>, start: usize, line: &str, number: usize, last: bool) {
         if self.lossy && line.contains('\u{fffd}') {
@@ -268,21 +265,18 @@ fn has_invalid_blob_ref(text: &str) -> bool {
 }
 
 /// Whether a line is blank as JavaScript's `String.prototype.trim` sees it.
-///
 /// Clauses: loading.1.
 fn is_blank(line: &str) -> bool {
     line.chars().all(is_js_whitespace)
 }
 
 /// JavaScript's WhiteSpace and LineTerminator characters (what `trim()` removes).
-///
 /// Clauses: js.3, loading.1.
 pub fn is_js_whitespace(c: char) -> bool {
     matches!(c, '\u{9}'..='\u{d}' | ' ' | '\u{a0}' | '\u{1680}' | '\u{2000}'..='\u{200a}' | '\u{2028}' | '\u{2029}' | '\u{202f}' | '\u{205f}' | '\u{3000}' | '\u{feff}')
 }
 
 /// Reads one JSON value from a line: `(value text, had trailing data)`.
-///
 /// Clauses: loading.2, loading.3.
 fn read_value(line: &str, profile: Profile) -> Result<(&str, bool), DiagnosticKind> {
     match serde_json::from_str::<&RawValue>(line) {

@@ -17,7 +17,6 @@ impl SessionManager {
     /// Appends an entry of `payload`'s type whose parent is the leaf; it becomes the
     /// leaf. Returns its id. Written at once when the session is persisted (see
     /// [`SessionManager::flush`]); a write error is latched and returned from then on.
-    ///
     /// Clauses: persistence.10, tree.3.
     pub fn append<P: Payload>(&mut self, payload: &P) -> Result<String, SessionError> {
         let entry = self.make_entry(payload, None);
@@ -29,7 +28,6 @@ impl SessionManager {
     }
 
     /// Appends a `message` entry (`appendMessage`).
-    ///
     /// Clauses: format.13.
     pub fn append_message(&mut self, message: Value) -> Result<String, SessionError> {
         self.append(&entries::Message { message })
@@ -50,7 +48,6 @@ impl SessionManager {
     }
 
     /// Appends a `session_info` entry with the trimmed name (pi `appendSessionInfo`).
-    ///
     /// Clauses: format.14.
     pub fn append_session_info(&mut self, name: &str) -> Result<String, SessionError> {
         let name = name.trim().to_owned();
@@ -59,7 +56,6 @@ impl SessionManager {
 
     /// A new entry whose parent is the leaf, written as the dialect names its keys;
     /// `timestamp` defaults to now.
-    ///
     /// Clauses: format.1, format.6, format.11, tree.3.
     pub(super) fn make_entry<P: Payload>(
         &mut self,

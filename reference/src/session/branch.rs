@@ -13,7 +13,6 @@ use crate::tree::Tree;
 impl SessionManager {
     /// Moves the leaf to `id`; a dialect with durable navigation (003 `branch`) appends
     /// a `leaf` entry (parent: the current leaf, target: `id`) that moves it.
-    ///
     /// Clauses: tree.4.
     pub fn branch(&mut self, id: &str) -> Result<(), SessionError> {
         if !Rules::for_profile(self.profile).branch_appends_leaf_entry {
@@ -29,7 +28,6 @@ impl SessionManager {
     }
 
     /// Sets the leaf to none; the next append is a new root.
-    ///
     /// Clauses: tree.5.
     pub fn reset_leaf(&mut self) {
         self.tree.reset_leaf();
@@ -37,7 +35,6 @@ impl SessionManager {
 
     /// Moves the leaf to `from` (`None`: before the root) and appends `summary`, its
     /// `fromId` set to `from` or `"root"`.
-    ///
     /// Clauses: tree.6.
     pub fn branch_with_summary(
         &mut self,
@@ -54,7 +51,6 @@ impl SessionManager {
 
     /// Starts a new session holding only the root→`leaf` path (default: the current
     /// leaf), labels re-applied after it; returns the new file (`None` in memory).
-    ///
     /// Clauses: tree.12.
     pub fn create_branched_session(
         &mut self,

@@ -200,7 +200,6 @@ impl SessionManager {
     }
 
     /// All entries in order (duplicates included), as stored (blob refs unresolved).
-    ///
     /// Clauses: tree.10.
     pub fn entries(&self) -> &[Entry] {
         self.tree.entries()
@@ -212,35 +211,30 @@ impl SessionManager {
     }
 
     /// The entry with `id`.
-    ///
     /// Clauses: tree.10.
     pub fn get_entry(&self, id: &str) -> Option<&Entry> {
         self.tree.get(id)
     }
 
     /// Children of `parent` (`None`: the `parentId:null` roots).
-    ///
     /// Clauses: tree.9.
     pub fn get_children(&self, parent: Option<&str>) -> Vec<&Entry> {
         self.tree.children(parent)
     }
 
     /// The root→`from` path (default: the leaf).
-    ///
     /// Clauses: tree.10.
     pub fn get_branch(&self, from: Option<&str>) -> Vec<&Entry> {
         self.tree.branch_path(from)
     }
 
     /// The tree, flat, in pre-order.
-    ///
     /// Clauses: tree.10.
     pub fn get_tree(&self) -> Vec<TreeNode<'_>> {
         self.tree.tree()
     }
 
     /// The current label of `id`.
-    ///
     /// Clauses: tree.10.
     pub fn get_label(&self, id: &str) -> Option<&str> {
         self.tree.label(id)

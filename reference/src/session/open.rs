@@ -15,7 +15,6 @@ use crate::tree::Tree;
 
 impl SessionManager {
     /// A session that is never written.
-    ///
     /// Clauses: persistence.7.
     pub fn in_memory(options: Options) -> SessionManager {
         let mut sm = SessionManager::blank(options, None);
@@ -32,7 +31,6 @@ impl SessionManager {
     /// (with an atomic rewrite), recovery of a file with no readable header. What killed
     /// rewrites left in the session directory goes first (a killed
     /// `createBranchedSession` leaves the temp file of a session that never came to be).
-    ///
     /// Clauses: loading.10, persistence.3, persistence.9, persistence.20.
     pub fn open(path: &Path, mut options: Options) -> Result<SessionManager, SessionError> {
         options.storage.remove_stale_temps(&options.session_dir);
@@ -52,7 +50,6 @@ impl SessionManager {
     }
 
     /// [`SessionManager::open`] of a file whose `bytes` the caller has read (once).
-    ///
     /// Clauses: loading.9, persistence.4.
     pub fn open_bytes(
         path: &Path,
@@ -110,7 +107,6 @@ impl SessionManager {
     /// leaves the file as it was: persistence.19) does not fail the open: the error is
     /// latched (persistence.10), the session stays open in memory, and nothing is written
     /// until a reopen migrates the untouched file again.
-    ///
     /// Clauses: migrations.5.
     fn rewrite_migrated(&mut self, path: &Path, original: &[u8], report: &mut LoadReport) {
         self.on_disk = OnDisk::default();
@@ -128,7 +124,6 @@ impl SessionManager {
 
     /// Starts a new persisted session forked from `source`: its (migrated) entries
     /// under a new header whose `parentSession` is the source path (pi) or id (omp); written at once.
-    ///
     /// Clauses: format.5, tree.13.
     pub fn fork_from(
         source: &Path,
@@ -227,7 +222,6 @@ impl SessionManager {
 impl LoadReport {
     /// Whether rewriting the file would drop a line the loader skipped (listed or only
     /// counted).
-    ///
     /// Clauses: migrations.5.
     pub(super) fn loses_data(&self) -> bool {
         let listed = self.diagnostics.iter().map(|d| d.kind);
@@ -249,7 +243,6 @@ fn loses_data(kind: DiagnosticKind) -> bool {
 }
 
 /// `NAME.<what>-<file timestamp>` beside `path`.
-///
 /// Clauses: loading.9.
 pub(super) fn sibling(path: &Path, what: &str, now_ms: i64) -> PathBuf {
     let mut name = path.file_name().unwrap_or_default().to_os_string();

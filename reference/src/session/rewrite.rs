@@ -50,7 +50,6 @@ impl SessionManager {
     /// omp `fork()`: the same entries under a new header (a new id, the title kept,
     /// `parentSession` the old session's id), written at once to a new file in the
     /// session directory. Returns the old file and the new one; `None` in memory.
-    ///
     /// Clauses: tree.14.
     pub fn fork(&mut self) -> Result<Option<(PathBuf, PathBuf)>, SessionError> {
         let Some(old) = self.file.clone() else {
@@ -71,7 +70,6 @@ impl SessionManager {
 
     /// omp 13.19.0 `setSessionName(name)`: the header's `title` becomes `name` as
     /// given, and a file already written is rewritten with it.
-    ///
     /// Clauses: persistence.11.
     pub fn set_session_name(&mut self, name: &str) -> Result<(), SessionError> {
         self.set_header_field("title", Value::from(name));
@@ -83,7 +81,6 @@ impl SessionManager {
 
     /// omp `rewriteEntries()`: the whole session rewritten from memory, at once, also
     /// before the first assistant message (nothing happens in memory).
-    ///
     /// Clauses: persistence.11.
     pub fn rewrite_entries(&mut self) -> Result<(), SessionError> {
         if self.file.is_some() {
@@ -111,7 +108,6 @@ impl SessionManager {
     /// renamed into it, the header's `cwd` becomes `new_cwd`, and the file is rewritten
     /// there when it existed or an assistant message is held (a session never written
     /// stays unwritten). The same cwd changes nothing.
-    ///
     /// Clauses: persistence.11.
     pub fn move_to(&mut self, new_cwd: &str, session_dir: PathBuf) -> Result<(), SessionError> {
         if new_cwd == self.cwd {
@@ -171,7 +167,6 @@ pub(super) fn title(header: &SessionHeader) -> Option<Value> {
 /// `assertValidSessionId`): ASCII letters and digits, with `.`, `_` and `-` inside, never
 /// first or last. So `<time>_<id>.jsonl` stays one file name in its folder on every
 /// system: no separator, no NUL, no `..`, no leading dot.
-///
 /// Clauses: persistence.6.
 pub fn is_safe_id(id: &str) -> bool {
     let word = |b: u8| b.is_ascii_alphanumeric();

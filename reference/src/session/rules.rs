@@ -46,7 +46,6 @@ pub enum ForkParent {
 
 impl Rules {
     /// The rules of `profile`. Where 003 is silent, operator follows pi.
-    ///
     /// Clauses: persistence.2.
     pub fn for_profile(profile: Profile) -> Rules {
         let omp = profile == Profile::Omp;
@@ -77,7 +76,6 @@ fn hex_session_id(source: &mut dyn IdSource, _now_ms: i64) -> String {
 }
 
 /// `<ISO time with ':' and '.' as '-'>_<id>.jsonl` (000 "Default session file location").
-///
 /// Clauses: format.15.
 pub fn iso_file_name(timestamp: &str, id: &str) -> String {
     format!("{}_{id}.jsonl", timestamp.replace([':', '.'], "-"))

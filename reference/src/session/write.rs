@@ -10,7 +10,6 @@ use crate::{blobs, raw};
 
 impl SessionManager {
     /// Writes pending bytes and `fsync`s the file; returns a latched error.
-    ///
     /// Clauses: persistence.8.
     pub fn flush(&mut self) -> Result<(), SessionError> {
         if let Some(error) = &self.persist_error {
@@ -24,7 +23,6 @@ impl SessionManager {
     }
 
     /// Writes what the persistence rules allow: nothing yet, everything, or the new lines.
-    ///
     /// Clauses: format.1, persistence.1, persistence.2, persistence.10.
     pub(super) fn write_pending(&mut self) -> Result<(), SessionError> {
         let Some(path) = self.file.clone() else {
@@ -47,7 +45,6 @@ impl SessionManager {
     }
 
     /// Appends the entries that are not in the file yet, one line each.
-    ///
     /// Clauses: persistence.2, persistence.4.
     fn append_new(&mut self, path: &Path) -> Result<(), SessionError> {
         self.write_blobs()?;
@@ -88,7 +85,6 @@ impl SessionManager {
     /// synchronous (pi-mono's `appendFileSync` throws), nothing where they are queued (omp:
     /// the error is latched and the next operation returns it; 000 "Persistence errors are
     /// latched … and rethrown on subsequent operations").
-    ///
     /// Clauses: persistence.10.
     fn append_result(&self, written: Result<(), SessionError>) -> Result<(), SessionError> {
         match written {
@@ -102,7 +98,6 @@ impl SessionManager {
     /// too (000 "Truncation and blob externalization"; omp 13.19.0 `#rewriteFile`);
     /// an entry that needs nothing is written as its exact text. Entries in memory
     /// stay as they are.
-    ///
     /// Clauses: format.1, persistence.19.
     pub(super) fn write_all(&mut self) -> Result<(), SessionError> {
         let Some(path) = self.file.clone() else {
@@ -160,7 +155,6 @@ impl SessionManager {
 /// (the session before `createBranchedSession`) is synced before it is closed: a later
 /// [`SessionManager::flush`] syncs only the current file, and it promises every append
 /// before it.
-///
 /// Clauses: persistence.5.
 fn writer_for<'a>(
     slot: &'a mut Option<(PathBuf, Box<dyn Writer>)>,

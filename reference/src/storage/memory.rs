@@ -13,7 +13,6 @@ type Files = BTreeMap<PathBuf, (Vec<u8>, i64)>;
 
 /// Files in memory, for tests and sessions that are never written. Clones share the
 /// same files, so a test can keep one and look at what a session wrote.
-///
 /// Clauses: persistence.18.
 #[derive(Debug, Default, Clone)]
 pub struct MemoryStorage {
@@ -135,6 +134,7 @@ impl Storage for MemoryStorage {
             .collect())
     }
 
+    /// Clauses: persistence.18.
     fn read(&self, path: &Path) -> io::Result<Option<Vec<u8>>> {
         Ok(self
             .files
@@ -170,6 +170,7 @@ impl Storage for MemoryStorage {
             .ok_or_else(|| io::Error::from(io::ErrorKind::NotFound))
     }
 
+    /// Clauses: persistence.18.
     fn open_writer(&mut self, path: &Path) -> io::Result<Box<dyn Writer>> {
         self.check()?;
         self.files.borrow_mut().entry(path.to_owned()).or_default();

@@ -43,7 +43,6 @@ pub struct Stat {
 }
 
 /// The filesystem operations the session manager and the listings use.
-///
 /// Clauses: persistence.18.
 pub trait Storage: std::fmt::Debug {
     /// Creates a folder and its parents (`ensureDirSync`).
@@ -60,12 +59,8 @@ pub trait Storage: std::fmt::Debug {
     /// `listAll`); a folder reached through a link is not entered.
     fn list_files(&self, dir: &Path, pattern: &str) -> io::Result<Vec<PathBuf>>;
     /// Reads a whole file; `Ok(None)` when it does not exist (`readText`).
-    ///
-    /// Clauses: persistence.18.
     fn read(&self, path: &Path) -> io::Result<Option<Vec<u8>>>;
     /// Reads at most `max` bytes from the start of a file (`readTextPrefix`).
-    ///
-    /// Clauses: persistence.18.
     fn read_prefix(&self, path: &Path, max: usize) -> io::Result<Option<Vec<u8>>>;
     /// Renames a file, creating the folder it moves into.
     fn rename(&mut self, from: &Path, to: &Path) -> io::Result<()>;
@@ -73,8 +68,6 @@ pub trait Storage: std::fmt::Debug {
     fn unlink(&mut self, path: &Path) -> io::Result<()>;
     /// Opens a file for appending lines (`openWriter(path, {flags: "a"})`), creating
     /// it and its folder when missing.
-    ///
-    /// Clauses: persistence.18.
     fn open_writer(&mut self, path: &Path) -> io::Result<Box<dyn Writer>>;
     /// Reads a blob: as [`Storage::read`], except that a file backend never follows a
     /// link (a blob is a regular file in the store, or it is missing).
@@ -88,8 +81,6 @@ pub trait Storage: std::fmt::Debug {
 
 /// An open file that lines are appended to (000 `SessionStorageWriter`). The first
 /// error is kept: every later call returns it.
-///
-/// Clauses: persistence.18.
 pub trait Writer {
     /// Appends `line` and a newline (`writeLine`).
     fn write_line(&mut self, line: &str) -> io::Result<()>;
@@ -117,8 +108,6 @@ impl Latch {
 }
 
 /// The real filesystem.
-///
-/// Clauses: persistence.18.
 #[derive(Debug, Default)]
 pub struct FileStorage;
 
@@ -134,7 +123,6 @@ fn pattern_parts(pattern: &str) -> (bool, &str) {
 
 /// The temp file of an atomic rewrite of `path`: `.NAME.PID.tmp` in its folder, which
 /// is created when missing ([`remove_dead_writers_temps`] knows the name).
-///
 /// Clauses: persistence.9, persistence.19.
 pub fn temp_beside(path: &Path) -> io::Result<PathBuf> {
     let dir = path
@@ -201,7 +189,6 @@ impl Writer for FileWriter {
 
 /// Reads a regular file (following a link to one); anything else is an error, so
 /// that a FIFO or a device is never waited on or read without end.
-///
 /// Clauses: loading.10.
 pub fn read_regular(path: &Path) -> io::Result<Option<Vec<u8>>> {
     read_if_file(path, fs::metadata(path), "not a regular file")
@@ -230,7 +217,6 @@ fn read_if_file(
 /// a killed `createBranchedSession` leaves the temp file of a session that never came
 /// to exist, which no read of its own would find. A live writer's file is kept, and
 /// where processes cannot be looked up (no `/proc`), every file is kept.
-///
 /// Clauses: persistence.9.
 pub fn remove_dead_writers_temps(dir: &Path) {
     let proc = Path::new("/proc");

@@ -56,7 +56,6 @@ impl std::error::Error for NotFound {}
 
 impl Tree {
     /// Indexes loaded entries; the leaf is the last entry (in file order) that has an id.
-    ///
     /// Clauses: tree.1, tree.2, tree.15.
     pub fn new(entries: Vec<Entry>) -> Tree {
         let mut tree = Tree {
@@ -71,7 +70,6 @@ impl Tree {
     }
 
     /// Adds an entry at the end and makes it the leaf (when it has an id).
-    ///
     /// Clauses: tree.1.
     pub fn push(&mut self, entry: Entry) {
         self.entries.push(entry);
@@ -137,7 +135,6 @@ impl Tree {
     }
 
     /// Moves the leaf to `id`; entries are not touched.
-    ///
     /// Clauses: tree.4.
     pub fn branch(&mut self, id: &str) -> Result<(), NotFound> {
         if !self.contains(id) {
@@ -153,14 +150,12 @@ impl Tree {
     }
 
     /// The current label of `id`.
-    ///
     /// Clauses: tree.11.
     pub fn label(&self, id: &str) -> Option<&str> {
         self.labels.get(id).map(|l| l.text.as_str())
     }
 
     /// Labels in the order they were (last) set: `(target, label)`.
-    ///
     /// Clauses: tree.11.
     pub fn labels_in_order(&self) -> Vec<(&str, &Label)> {
         let mut labels: Vec<_> = self.labels.iter().map(|(k, v)| (k.as_str(), v)).collect();
@@ -169,7 +164,6 @@ impl Tree {
     }
 
     /// Entries whose `parentId` is `parent` (`None`: the `parentId:null` roots), in first-appearance order.
-    ///
     /// Clauses: tree.9.
     pub fn children(&self, parent: Option<&str>) -> Vec<&Entry> {
         let mut seen = HashSet::new();
@@ -192,7 +186,6 @@ impl Tree {
     }
 
     /// Indices of the root→`start` path; stops at a missing parent or a repeated entry.
-    ///
     /// Clauses: tree.7.
     pub fn path_from_index(&self, start: usize) -> Vec<usize> {
         let mut path = vec![start];
@@ -211,7 +204,6 @@ impl Tree {
     }
 
     /// The root→`from` path (`from` defaults to the leaf); empty for an unknown id or no leaf.
-    ///
     /// Clauses: tree.7.
     pub fn branch_path(&self, from: Option<&str>) -> Vec<&Entry> {
         let Some(start) = from.or(self.leaf()).and_then(|id| self.index_of(id)) else {

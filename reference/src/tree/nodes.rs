@@ -45,7 +45,6 @@ impl Tree {
     ///
     /// Nodes are the distinct ids in first-appearance order, each standing for the
     /// entry that wins its id. Roots keep that order; children are sorted by time.
-    ///
     /// Clauses: tree.8.
     pub fn tree(&self) -> Vec<TreeNode<'_>> {
         let nodes = self.nodes();
@@ -96,7 +95,6 @@ impl Tree {
     /// in one pass. From each node in order, the parent chain is followed until it reaches
     /// a node already resolved, a root, or a node of this very walk: there the chain
     /// closes, and that node becomes a root. Each node is walked once.
-    ///
     /// Clauses: tree.8.
     fn nodes(&self) -> Nodes {
         let mut seen = HashSet::new();
