@@ -170,9 +170,8 @@ impl Parser<'_> {
                     run = self.at;
                 }
                 0..=0x1f => {
-                    return Err(
-                        self.error("control character (\\u0000-\\u001F) found while parsing a string")
-                    )
+                    return Err(self
+                        .error("control character (\\u0000-\\u001F) found while parsing a string"))
                 }
                 _ => self.at += 1,
             }
@@ -326,7 +325,11 @@ impl Parser<'_> {
     fn error(&self, what: &str) -> serde_json::Error {
         let before = &self.text.as_bytes()[..self.at.min(self.text.len())];
         let line = 1 + memchr_count(before);
-        let column = before.len() - before.iter().rposition(|&b| b == b'\n').map_or(0, |i| i + 1);
+        let column = before.len()
+            - before
+                .iter()
+                .rposition(|&b| b == b'\n')
+                .map_or(0, |i| i + 1);
         serde::de::Error::custom(format!("{what} at line {line} column {column}"))
     }
 }
@@ -365,20 +368,86 @@ mod tests {
     #[test]
     fn reads_what_serde_json_reads() {
         let texts = [
-            "0", "-0", "-0.0", "1", "-1", "1.0", "1.50", "1e2", "1E+2", "1e-2", "-1e-400",
-            "1e400", "-1e400", "18446744073709551615", "18446744073709551616",
-            "-9223372036854775808", "-9223372036854775809", "9223372036854775808",
-            "123456789012345678901234567890", "0.1", "2.2250738585072011e-308",
-            "5e-324", "1.7976931348623157e308", "1.7976931348623159e308", "0e999999999999",
-            "01", "1.", ".1", "-", "+1", "1e", "1e+", "--1", "0x1", "NaN", "Infinity",
-            r#""""#, r#""a\"b\\c\/d\b\f\n\r\t""#, r#""\u00e9\ud83d\ude00""#,
-            r#""\ud800""#, r#""\udc00""#, r#""\ud800\u0041""#, r#""\uD83D\uDE00""#,
-            r#""\u12""#, r#""\x""#, "\"a\u{1}\"", "\"a\u{7f}é\"", r#""\u0000""#,
-            "true", "false", "null", "tru", "nul", "True",
-            "[]", "{}", "[ ]", "{ }", " [1 , 2 ,3 ] ", "[1,]", "[,1]", "[1 2]", "[",
-            "]", r#"{"a":1,}"#, r#"{"a" 1}"#, r#"{a:1}"#, r#"{"a":1,"b":[{"c":{}}]}"#,
-            r#"{"type":"a","id":"x","type":"b"}"#, r#"{"":null}"#, r#"{"a":1"#, r#"{"a""#,
-            "[1] x", "[1]\n", "\t\r\n 1 \n", "", "   ", "1 2", "[[[[1]]]]", "{\"a\":{\"a\":{}}}",
+            "0",
+            "-0",
+            "-0.0",
+            "1",
+            "-1",
+            "1.0",
+            "1.50",
+            "1e2",
+            "1E+2",
+            "1e-2",
+            "-1e-400",
+            "1e400",
+            "-1e400",
+            "18446744073709551615",
+            "18446744073709551616",
+            "-9223372036854775808",
+            "-9223372036854775809",
+            "9223372036854775808",
+            "123456789012345678901234567890",
+            "0.1",
+            "2.2250738585072011e-308",
+            "5e-324",
+            "1.7976931348623157e308",
+            "1.7976931348623159e308",
+            "0e999999999999",
+            "01",
+            "1.",
+            ".1",
+            "-",
+            "+1",
+            "1e",
+            "1e+",
+            "--1",
+            "0x1",
+            "NaN",
+            "Infinity",
+            r#""""#,
+            r#""a\"b\\c\/d\b\f\n\r\t""#,
+            r#""\u00e9\ud83d\ude00""#,
+            r#""\ud800""#,
+            r#""\udc00""#,
+            r#""\ud800\u0041""#,
+            r#""\uD83D\uDE00""#,
+            r#""\u12""#,
+            r#""\x""#,
+            "\"a\u{1}\"",
+            "\"a\u{7f}é\"",
+            r#""\u0000""#,
+            "true",
+            "false",
+            "null",
+            "tru",
+            "nul",
+            "True",
+            "[]",
+            "{}",
+            "[ ]",
+            "{ }",
+            " [1 , 2 ,3 ] ",
+            "[1,]",
+            "[,1]",
+            "[1 2]",
+            "[",
+            "]",
+            r#"{"a":1,}"#,
+            r#"{"a" 1}"#,
+            r#"{a:1}"#,
+            r#"{"a":1,"b":[{"c":{}}]}"#,
+            r#"{"type":"a","id":"x","type":"b"}"#,
+            r#"{"":null}"#,
+            r#"{"a":1"#,
+            r#"{"a""#,
+            "[1] x",
+            "[1]\n",
+            "\t\r\n 1 \n",
+            "",
+            "   ",
+            "1 2",
+            "[[[[1]]]]",
+            "{\"a\":{\"a\":{}}}",
         ];
         for text in texts {
             let (ours, theirs) = both(text);
@@ -403,7 +472,9 @@ mod tests {
                     stack.push(path);
                     continue;
                 }
-                let json = path.extension().is_some_and(|e| e == "json" || e == "jsonl");
+                let json = path
+                    .extension()
+                    .is_some_and(|e| e == "json" || e == "jsonl");
                 let Ok(text) = std::fs::read_to_string(&path) else {
                     continue;
                 };
