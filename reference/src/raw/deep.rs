@@ -459,6 +459,13 @@ mod tests {
     #[test]
     fn reads_every_corpus_line_as_serde_json_does() {
         let root = std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("../corpus/cases");
+        if !root.is_dir()
+            && !std::path::Path::new(env!("CARGO_MANIFEST_DIR"))
+                .join("../.git")
+                .exists()
+        {
+            return; // a packaged crate, without the repository's corpus beside it
+        }
         let mut stack = vec![root];
         let mut lines = 0usize;
         while let Some(dir) = stack.pop() {
