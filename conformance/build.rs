@@ -19,11 +19,10 @@ mod format;
 
 fn main() {
     let manifest = PathBuf::from(std::env::var_os("CARGO_MANIFEST_DIR").expect("set by cargo"));
-    let source = |bundled: &str, repository: &str| source(&manifest, bundled, repository);
-    let cases_dir = source("cases", "corpus/cases");
-    let readme = source("README.md", "corpus/README.md");
-    let schemas_dir = source("schemas", "schemas");
-    let spec_dir = source("spec", "docs/spec");
+    let cases_dir = source(&manifest, "cases", "corpus/cases");
+    let readme = source(&manifest, "README.md", "corpus/README.md");
+    let schemas_dir = source(&manifest, "schemas", "schemas");
+    let spec_dir = source(&manifest, "spec", "docs/spec");
     let protocol = manifest.join("PROTOCOL.md");
     for path in [&cases_dir, &readme, &schemas_dir, &spec_dir, &protocol] {
         // The real path, so cargo watches the files themselves rather than a link.

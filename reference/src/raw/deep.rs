@@ -324,7 +324,7 @@ impl Parser<'_> {
     /// An error at the current place, worded as serde_json words its own.
     fn error(&self, what: &str) -> serde_json::Error {
         let before = &self.text.as_bytes()[..self.at.min(self.text.len())];
-        let line = 1 + memchr_count(before);
+        let line = 1 + before.iter().fold(0, |n, &b| n + usize::from(b == b'\n'));
         let column = before.len()
             - before
                 .iter()
@@ -342,10 +342,6 @@ enum Start {
     Object(String),
     /// A whole value.
     Done(Value),
-}
-
-fn memchr_count(bytes: &[u8]) -> usize {
-    bytes.iter().filter(|&&b| b == b'\n').count()
 }
 
 #[cfg(test)]
@@ -434,7 +430,7 @@ mod tests {
             "]",
             r#"{"a":1,}"#,
             r#"{"a" 1}"#,
-            r#"{a:1}"#,
+            r"{a:1}",
             r#"{"a":1,"b":[{"c":{}}]}"#,
             r#"{"type":"a","id":"x","type":"b"}"#,
             r#"{"":null}"#,
