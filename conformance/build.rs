@@ -1,8 +1,12 @@
-//! Packs the corpus (`corpus/cases`, `corpus/README.md`), the schemas (`schemas/`) and the
-//! specification the cases cite (`docs/spec/`, as `spec/`) into
-//! one compressed bundle in `OUT_DIR`, which the library embeds (`bundle` module), and
-//! names the corpus's version for `--version`. Files are taken in path order, so the same
-//! files give the same bytes.
+//! Packs the corpus (`corpus/cases`, `corpus/README.md`), the schemas (`schemas/`), the
+//! specification the cases cite (`docs/spec/`, as `spec/`) and the adapter protocol
+//! (`PROTOCOL.md`) into one compressed bundle in `OUT_DIR`, which the library embeds
+//! (`bundle` module), and names the corpus's version for `--version`. Files are taken in
+//! path order, so the same files give the same bytes.
+//!
+//! The sources are read through `bundled/`, whose links name the repository's folders, so
+//! a packaged crate (which holds copies where the links were) builds the same bundle;
+//! where links are not made (a checkout without symlinks), the repository's own paths.
 
 use std::fs;
 use std::path::{Path, PathBuf};
@@ -15,13 +19,15 @@ mod format;
 
 fn main() {
     let manifest = PathBuf::from(std::env::var_os("CARGO_MANIFEST_DIR").expect("set by cargo"));
-    let root = manifest.join("..");
-    let cases_dir = root.join("corpus/cases");
-    let readme = root.join("corpus/README.md");
-    let schemas_dir = root.join("schemas");
-    let spec_dir = root.join("docs/spec");
-    for path in [&cases_dir, &readme, &schemas_dir, &spec_dir] {
-        println!("cargo:rerun-if-changed={}", path.display());
+    let cases_dir = source(&manifest, "cases", "corpus/cases");
+    let readme = source(&manifest, "README.md", "corpus/README.md");
+    let schemas_dir = source(&manifest, "schemas", "schemas");
+    let spec_dir = source(&manifest, "spec", "docs/spec");
+    let protocol = manifest.join("PROTOCOL.md");
+    for path in [&cases_dir, &readme, &schemas_dir, &spec_dir, &protocol] {
+        // The real path, so cargo watches the files themselves rather than a link.
+        let watched = fs::canonicalize(path).unwrap_or_else(|_| path.clone());
+        println!("cargo:rerun-if-changed={}", watched.display());
     }
     println!("cargo:rerun-if-changed=src/bundle/format.rs");
 
@@ -55,6 +61,9 @@ fn main() {
     for (path, content) in &spec {
         format::write_record(&mut unpacked, &format!("spec/{path}"), content);
     }
+    let protocol_bytes = fs::read(&protocol)
+        .unwrap_or_else(|e| panic!("{}: {e}; the bundle needs it", protocol.display()));
+    format::write_record(&mut unpacked, "PROTOCOL.md", &protocol_bytes);
     let corpus_sha = format::hex(&hasher.finalize());
     let packed = miniz_oxide::deflate::compress_to_vec_zlib(&unpacked, 9);
     let bundle_sha = format::hex(&Sha256::digest(&packed));
@@ -73,7 +82,7 @@ fn main() {
          /// Files in the bundle.\n\
          pub const FILES: usize = {};\n",
         unpacked.len(),
-        cases.len() + schemas.len() + spec.len() + 1,
+        cases.len() + schemas.len() + spec.len() + 2,
     );
     write(&out.join("bundle.rs"), constants.as_bytes());
     println!(
@@ -81,6 +90,18 @@ fn main() {
         std::env::var("CARGO_PKG_VERSION").unwrap_or_default(),
         &corpus_sha[..12]
     );
+}
+
+/// The folder or file `bundled/NAME`, a link into the repository (or, in a packaged
+/// crate, the copy `cargo package` made of it); else, where the checkout made no links,
+/// `../REPOSITORY` itself.
+fn source(manifest: &Path, bundled: &str, repository: &str) -> PathBuf {
+    let linked = manifest.join("bundled");
+    if linked.join("cases").is_dir() {
+        linked.join(bundled)
+    } else {
+        manifest.join("..").join(repository)
+    }
 }
 
 /// Whether `path` (relative to the cases folder) is a case's `case.json`, counted as the

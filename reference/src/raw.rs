@@ -15,6 +15,8 @@ use serde::de::{self, Deserializer, MapAccess, Visitor};
 use serde::Deserialize;
 use serde_json::value::RawValue;
 
+mod deep;
+
 /// A JSON object as an ordered list of keys and the raw text of their values.
 #[derive(Debug, Clone, Default)]
 pub struct RawObject<'a> {
@@ -167,7 +169,7 @@ impl fmt::Debug for JsonText {
 
 /// Parses JSON text into a value the way JavaScript's `JSON.parse` reads it, as
 /// JSON text would then carry it on (`JSON.stringify`):
-/// - no nesting limit (the stack grows on the heap);
+/// - no nesting limit (the open arrays and objects are kept on the heap: `raw/deep.rs`);
 /// - lone UTF-16 surrogate escapes, which Rust strings cannot hold, read as U+FFFD;
 /// - a number beyond the double range (`1e400`, Infinity in JavaScript) reads as `null`.
 ///
@@ -225,11 +227,7 @@ fn replace_infinite_numbers(text: &str) -> String {
 }
 
 fn deep_parse(text: &str) -> Result<serde_json::Value, serde_json::Error> {
-    let mut de = serde_json::Deserializer::from_str(text);
-    de.disable_recursion_limit();
-    let value = serde::Deserialize::deserialize(serde_stacker::Deserializer::new(&mut de))?;
-    de.end()?;
-    Ok(value)
+    deep::parse(text)
 }
 
 /// Replaces `\uD800`–`\uDFFF` escapes that do not form a pair by `\ufffd`.

@@ -8,8 +8,8 @@ use clap::{Parser, Subcommand};
 mod commands;
 
 use commands::{
-    bless, compaction, context, corpus, crash, fuzz, generate, load, report, run, schema, serve,
-    sessions, tree, validate,
+    bless, compaction, context, corpus, crash, fuzz, generate, load, protocol, report, run, schema,
+    serve, sessions, tree, validate,
 };
 
 /// mimalloc keeps freed memory for reuse: a run allocates and frees the same few
@@ -22,7 +22,8 @@ static ALLOCATOR: mimalloc::MiMalloc = mimalloc::MiMalloc;
 ///
 /// The main job: `session-conformance run` runs every corpus case against the
 /// built-in reference. Point `--adapter` at an executable that speaks
-/// conformance/PROTOCOL.md to test another implementation.
+/// conformance/PROTOCOL.md (`session-conformance protocol` prints it) to test another
+/// implementation.
 #[derive(Parser)]
 #[command(
     name = "session-conformance",
@@ -57,6 +58,7 @@ enum Command {
     Tree(tree::Args),
     Compaction(compaction::Args),
     Crash(crash::Args),
+    Protocol(protocol::Args),
 }
 
 fn main() -> ExitCode {
@@ -83,6 +85,7 @@ fn main() -> ExitCode {
         Command::Tree(args) => tree::run(&args),
         Command::Compaction(args) => compaction::run(args),
         Command::Crash(args) => crash::run(&args),
+        Command::Protocol(args) => protocol::run(&args),
     };
     result.unwrap_or_else(|message| {
         eprintln!("session-conformance: {message}");

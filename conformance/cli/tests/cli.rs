@@ -150,8 +150,9 @@ fn run_in_an_empty_directory_uses_the_built_in_corpus() {
     ));
 }
 
-/// `corpus export` writes the repository's corpus and schemas byte for byte, and refuses
-/// a folder that exists and is not empty.
+/// `corpus export` writes the repository's corpus, schemas and specification byte for
+/// byte, its README and PROTOCOL.md with paths for the exported layout, and refuses a
+/// folder that exists and is not empty.
 #[test]
 fn corpus_export_writes_the_repository_corpus_and_refuses_a_non_empty_folder() {
     let dir = tempfile::tempdir().unwrap();
@@ -170,10 +171,19 @@ fn corpus_export_writes_the_repository_corpus_and_refuses_a_non_empty_folder() {
         files_under(&out.join("schemas")),
         files_under(&repo.join("schemas"))
     );
-    assert_eq!(
-        std::fs::read(out.join("README.md")).unwrap(),
-        std::fs::read(repo.join("corpus/README.md")).unwrap()
-    );
+    // The texts as the exported layout holds them: `corpus/cases/…` is `cases/…` there.
+    let readme = std::fs::read_to_string(out.join("README.md")).unwrap();
+    let protocol = std::fs::read_to_string(out.join("PROTOCOL.md")).unwrap();
+    for (exported, source) in [
+        (&readme, "corpus/README.md"),
+        (&protocol, "conformance/PROTOCOL.md"),
+    ] {
+        let source = std::fs::read_to_string(repo.join(source)).unwrap();
+        let (note, body) = exported.split_once('\n').unwrap();
+        assert!(note.starts_with("<!-- Written by `session-conformance corpus export`"));
+        assert_eq!(body.lines().count(), source.lines().count());
+        assert!(!body.contains("corpus/README.md") && !body.contains("docs/spec/"));
+    }
     assert_eq!(
         files_under(&out.join("spec")),
         files_under(&repo.join("docs/spec"))
@@ -183,7 +193,7 @@ fn corpus_export_writes_the_repository_corpus_and_refuses_a_non_empty_folder() {
         files_under(&out.join("cases")).len()
             + files_under(&out.join("schemas")).len()
             + files_under(&out.join("spec")).len()
-            + 1
+            + 2
     );
     let before = files_under(&out);
     cli()

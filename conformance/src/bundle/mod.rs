@@ -1,7 +1,9 @@
-//! The corpus and the schemas the binary carries: `build.rs` packs `corpus/cases`,
-//! `corpus/README.md` and `schemas/` into one compressed bundle (`format.rs`), embedded
-//! here; the CLI unpacks it once into a cache folder named by its hash when no corpus is
-//! given or found, and `corpus export` writes it out for harnesses in other languages.
+//! The corpus, the schemas, the specification and the protocol the binary carries:
+//! `build.rs` packs `corpus/cases`, `corpus/README.md`, `schemas/`, `docs/spec/` and
+//! `PROTOCOL.md` into one compressed bundle (`format.rs`), embedded here; the CLI unpacks
+//! it once into a cache folder named by its hash when no corpus is given or found, and
+//! `corpus export` writes it out for harnesses in other languages, its texts' paths
+//! rewritten for that layout (`layout.rs`).
 //!
 //! ```
 //! let version = session_conformance::bundle::embedded_version();
@@ -21,6 +23,7 @@ use crate::corpus::Case;
 
 #[allow(dead_code)] // `write_record` is the build script's
 mod format;
+mod layout;
 
 /// Constants `build.rs` wrote: the embedded corpus's version and the bundle's size.
 #[allow(dead_code, clippy::unreadable_literal)] // `FILES` is for the tests; generated numbers
@@ -287,7 +290,8 @@ impl Bundle {
         Ok(Bundle { bytes, files })
     }
 
-    /// Every file: its path (`cases/…`, `README.md`, `schemas/…`) and content.
+    /// Every file as the repository holds it: its path (`cases/…`, `README.md`,
+    /// `schemas/…`, `spec/…`, `PROTOCOL.md`) and content.
     pub fn files(&self) -> impl Iterator<Item = (&str, &[u8])> {
         self.files.iter().map(|(path, range)| {
             (
@@ -297,10 +301,17 @@ impl Bundle {
         })
     }
 
-    /// Writes every file under `dir` (which must exist), creating folders; an existing
-    /// file is never overwritten.
+    /// The content of the file `name`, as the exported layout holds it.
+    fn exported(&self, name: &str) -> Option<Vec<u8>> {
+        let (_, content) = self.files().find(|(path, _)| *path == name)?;
+        Some(layout::for_export(name, content).into_owned())
+    }
+
+    /// Writes every file under `dir` (which must exist) in the exported layout, creating
+    /// folders; an existing file is never overwritten.
     pub fn write_into(&self, dir: &Path) -> Result<(), BundleError> {
         for (name, content) in self.files() {
+            let content = layout::for_export(name, content);
             let path = dir.join(name);
             if let Some(parent) = path.parent() {
                 fs::create_dir_all(parent).map_err(io_error(parent))?;
@@ -310,7 +321,7 @@ impl Bundle {
                 .create_new(true)
                 .open(&path)
                 .map_err(io_error(&path))?;
-            file.write_all(content).map_err(io_error(&path))?;
+            file.write_all(&content).map_err(io_error(&path))?;
         }
         Ok(())
     }
@@ -342,8 +353,16 @@ fn is_plain(path: &str) -> bool {
             .all(|c| matches!(c, Component::Normal(_)))
 }
 
-/// Writes the bundle out into `dir` (`cases/…`, `README.md`, `schemas/…`): `dir` is
-/// created, or must be an empty folder.
+/// The adapter protocol (`PROTOCOL.md`) the binary carries, as `corpus export` writes it.
+pub fn protocol() -> Result<String, BundleError> {
+    let bytes = Bundle::embedded()?
+        .exported("PROTOCOL.md")
+        .ok_or_else(|| BundleError::Corrupt("no PROTOCOL.md".into()))?;
+    String::from_utf8(bytes).map_err(|_| BundleError::Corrupt("PROTOCOL.md is not UTF-8".into()))
+}
+
+/// Writes the bundle out into `dir` (`cases/…`, `README.md`, `schemas/…`, `spec/…`,
+/// `PROTOCOL.md`): `dir` is created, or must be an empty folder.
 pub fn export(dir: &Path) -> Result<usize, BundleError> {
     // Without a trailing `/`, which would make the look follow a link.
     let dir: PathBuf = dir.components().collect();
@@ -366,7 +385,7 @@ pub fn export(dir: &Path) -> Result<usize, BundleError> {
     Ok(bundle.files.len())
 }
 
-/// The folder the embedded bundle is unpacked in (`cases/`, `README.md`, `schemas/`),
+/// The folder the embedded bundle is unpacked in (`cases/`, `README.md`, `schemas/`, …),
 /// unpacked on first use: `$XDG_CACHE_HOME/session-conformance/corpus-<hash>`, else
 /// `~/.cache/session-conformance/…`, else a folder of this user's in the temp folder.
 /// The files are written into a temp folder renamed into place, so a concurrent run sees
@@ -565,6 +584,96 @@ mod tests {
             Bundle::unpack(&packed),
             Err(BundleError::Corrupt(_))
         ));
+    }
+
+    /// Each path in backticks of an exported text that names this layout (`cases/…`,
+    /// `spec/…`, `schemas/…`, `README.md`, `PROTOCOL.md`), placeholders left out.
+    fn layout_paths(text: &str) -> Vec<&str> {
+        text.split('`')
+            .skip(1)
+            .step_by(2)
+            .filter(|quoted| {
+                ["cases/", "spec/", "schemas/"]
+                    .iter()
+                    .any(|p| quoted.starts_with(p))
+                    || ["README.md", "PROTOCOL.md"].contains(quoted)
+            })
+            .filter(|quoted| !quoted.contains(['<', '*', ' ', '{']))
+            .collect()
+    }
+
+    #[test]
+    fn the_exported_texts_name_the_exported_layout() {
+        let bundle = Bundle::embedded().unwrap();
+        let names: Vec<&str> = bundle.files().map(|(p, _)| p).collect();
+        for text in ["README.md", "PROTOCOL.md"] {
+            let exported = String::from_utf8(bundle.exported(text).unwrap()).unwrap();
+            for stale in [
+                "corpus/README.md",
+                "corpus/cases/",
+                "docs/spec/",
+                "conformance/PROTOCOL.md",
+            ] {
+                assert!(!exported.contains(stale), "{text} still names {stale}");
+            }
+            let paths = layout_paths(&exported);
+            assert!(!paths.is_empty(), "{text} names no path of the layout");
+            for path in paths {
+                let present = names
+                    .iter()
+                    .any(|n| *n == path || (path.ends_with('/') && n.starts_with(path)));
+                assert!(
+                    present,
+                    "{text} names {path}, which the export does not hold"
+                );
+            }
+        }
+        assert_eq!(
+            protocol().unwrap(),
+            String::from_utf8(bundle.exported("PROTOCOL.md").unwrap()).unwrap()
+        );
+    }
+
+    #[test]
+    fn the_export_writes_the_protocol_and_rewritten_texts() {
+        let dir = tempfile::tempdir().unwrap();
+        let out = dir.path().join("kit");
+        let written = export(&out).unwrap();
+        assert_eq!(written, built::FILES);
+        let protocol = fs::read_to_string(out.join("PROTOCOL.md")).unwrap();
+        assert!(
+            protocol.contains("`README.md` \"Version\""),
+            "{protocol:.300}"
+        );
+        let readme = fs::read_to_string(out.join("README.md")).unwrap();
+        assert!(readme.contains("cases/<group>/<name>/"));
+    }
+
+    /// `bundled/` links to the single sources; a copy in their place would drift.
+    #[cfg(unix)]
+    #[test]
+    fn the_bundled_folder_links_to_the_repository() {
+        let manifest = Path::new(env!("CARGO_MANIFEST_DIR"));
+        let repository = manifest.join("..");
+        if !repository.join("corpus/cases").is_dir() {
+            return; // a packaged crate: `bundled/` holds the copies cargo made
+        }
+        for (bundled, source) in [
+            ("cases", "corpus/cases"),
+            ("README.md", "corpus/README.md"),
+            ("schemas", "schemas"),
+            ("spec", "docs/spec"),
+        ] {
+            let link = manifest.join("bundled").join(bundled);
+            let meta = fs::symlink_metadata(&link).unwrap();
+            assert!(meta.is_symlink(), "{}: not a link", link.display());
+            assert_eq!(
+                fs::canonicalize(&link).unwrap(),
+                fs::canonicalize(repository.join(source)).unwrap(),
+                "{}",
+                link.display()
+            );
+        }
     }
 
     /// The hash `build.rs` gives the embedded corpus is the one `version_of` gives its

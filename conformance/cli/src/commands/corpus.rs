@@ -1,6 +1,6 @@
-//! `corpus check`: lint every case of a corpus; `corpus export`: write out the corpus the
-//! binary carries; `corpus spec-sections`: write each clause's cases and listed divergences
-//! into the specification.
+//! `corpus check`: lint every case of a corpus; `corpus export`: write out the corpus (and
+//! the schemas, specification and protocol) the binary carries; `corpus spec-sections`:
+//! write each clause's cases and listed divergences into the specification.
 
 use std::path::{Path, PathBuf};
 use std::process::ExitCode;
@@ -34,9 +34,10 @@ enum Command {
         #[arg(long)]
         spec: Option<PathBuf>,
     },
-    /// Write the corpus, schemas and specification the binary carries into DIR (DIR/cases/…,
-    /// DIR/README.md, DIR/schemas/…, DIR/spec/…), for harnesses in other languages. DIR
-    /// must be new or empty.
+    /// Write the corpus, schemas, specification and adapter protocol the binary carries
+    /// into DIR (DIR/cases/…, DIR/README.md, DIR/schemas/…, DIR/spec/…, DIR/PROTOCOL.md),
+    /// for harnesses in other languages; the README's and PROTOCOL.md's paths name that
+    /// layout. DIR must be new or empty.
     Export {
         /// The folder to write (created when missing).
         dir: PathBuf,

@@ -9,6 +9,7 @@ pub mod crash;
 pub mod fuzz;
 pub mod generate;
 pub mod load;
+pub mod protocol;
 pub mod report;
 pub mod run;
 pub mod schema;
