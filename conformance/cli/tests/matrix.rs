@@ -66,18 +66,21 @@ fn rows_are_all_then_groups_then_tags_and_cells_count_by_bucket() {
         [
             "all",
             "group:parse",
+            "group:safety",
             "group:store",
             "tag:bom",
             "tag:torn-lines",
             "clause:loading.1",
+            "clause:persistence.4",
             "clause:store.2"
         ]
     );
     let (key, cells) = &m.rows[0];
     assert_eq!(*key, RowKey::All);
     assert_eq!(cells[0].counts, [1, 1, 1, 1, 0]);
-    // impl-b: unsafe, `divergent (changed)`, pass, and an unknown status counted as failed.
-    assert_eq!(cells[1].count(Bucket::Unsafe), 1);
+    // impl-b: unsafe, a listed loss (unsafe too), `divergent (changed)`, pass, and an
+    // unknown status counted as failed.
+    assert_eq!(cells[1].count(Bucket::Unsafe), 2);
     assert_eq!(cells[1].count(Bucket::Divergent), 1);
     assert_eq!(cells[1].count(Bucket::Failed), 1);
     assert_eq!(cells[1].count(Bucket::Passed), 1);

@@ -146,20 +146,34 @@ impl Matrix {
 
     /// A row per column: how many clause rows have cases in it, and of those how many
     /// passed in every case run (skips aside), have a listed divergence (and no failure),
-    /// were only skipped, or failed (named).
+    /// were only skipped, lost data as the list records (named), or failed (named).
     fn clause_summary(&self, clauses: &[&(RowKey, Vec<Cell>)]) -> String {
-        let mut out = String::from("| implementation | clauses with cases | all passed | some divergent (listed) | only skipped | failing |\n| --- | ---: | ---: | ---: | ---: | --- |\n");
+        let mut out = String::from("| implementation | clauses with cases | all passed | some divergent (listed) | only skipped | data lost (listed) | failing |\n| --- | ---: | ---: | ---: | ---: | --- | --- |\n");
         for (index, column) in self.columns.iter().enumerate() {
             let (mut cited, mut passed, mut divergent, mut skipped) = (0, 0, 0, 0);
-            let mut failing = Vec::new();
+            let (mut failing, mut lost) = (Vec::new(), Vec::new());
             for (key, cells) in clauses {
                 let cell = &cells[index];
                 if cell.cases.is_empty() {
                     continue;
                 }
                 cited += 1;
-                if cell.count(Bucket::Failed) + cell.count(Bucket::Unsafe) > 0 {
+                // A loss the list records (`unsafe-listed`) is named apart from failures:
+                // it does not fail the run, yet data was destroyed.
+                let listed_losses = cell
+                    .cases
+                    .iter()
+                    .filter(|&&i| {
+                        column
+                            .cases
+                            .get(i)
+                            .is_some_and(|c| c.status == "unsafe-listed")
+                    })
+                    .count();
+                if cell.count(Bucket::Failed) + cell.count(Bucket::Unsafe) > listed_losses {
                     failing.push(key.label());
+                } else if listed_losses > 0 {
+                    lost.push(key.label());
                 } else if cell.count(Bucket::Divergent) > 0 {
                     divergent += 1;
                 } else if cell.count(Bucket::Passed) > 0 {
@@ -168,15 +182,19 @@ impl Matrix {
                     skipped += 1;
                 }
             }
-            let failing = if failing.is_empty() {
-                "–".to_owned()
-            } else {
-                md_escape(&failing.join(", "))
+            let named = |labels: &[String]| {
+                if labels.is_empty() {
+                    "–".to_owned()
+                } else {
+                    md_escape(&labels.join(", "))
+                }
             };
             let _ = writeln!(
                 out,
-                "| {} | {cited} | {passed} | {divergent} | {skipped} | {failing} |",
-                md_escape(&column.label())
+                "| {} | {cited} | {passed} | {divergent} | {skipped} | {} | {} |",
+                md_escape(&column.label()),
+                named(&lost),
+                named(&failing)
             );
         }
         out
