@@ -467,7 +467,11 @@ fn unpack_in(root: &Path, name: &str) -> Result<PathBuf, BundleError> {
 /// Whether `dir` holds exactly `bundle`'s files, byte for byte: no file missing,
 /// changed or added, and nothing but folders and regular files (links are not followed).
 fn holds_exactly(dir: &Path, bundle: &Bundle) -> bool {
-    let mut expected: std::collections::BTreeMap<&str, &[u8]> = bundle.files().collect();
+    // As `write_into` writes them: the texts with their paths rewritten for the layout.
+    let mut expected: std::collections::BTreeMap<&str, std::borrow::Cow<'_, [u8]>> = bundle
+        .files()
+        .map(|(name, content)| (name, layout::for_export(name, content)))
+        .collect();
     for item in walkdir::WalkDir::new(dir).min_depth(1) {
         let Ok(item) = item else {
             return false;
@@ -492,7 +496,7 @@ fn holds_exactly(dir: &Path, bundle: &Bundle) -> bool {
         };
         let limit = u64::try_from(want.len()).unwrap_or(u64::MAX);
         match crate::guard::read_regular(item.path(), limit) {
-            Ok(crate::guard::Contents::Bytes(bytes)) if bytes == want => {}
+            Ok(crate::guard::Contents::Bytes(bytes)) if bytes == *want => {}
             _ => return false,
         }
     }
