@@ -681,11 +681,16 @@ mod tests {
 {"type":"case","profile":"pi","id":"0003","name":"g/c","status":"fail","clauses":["c.1"]}
 {"type":"case","profile":"pi","id":"0004","name":"g/d","status":"skipped","clauses":["d.1","a.1"]}
 {"type":"case","profile":"pi","id":"0005","name":"g/e","status":"skipped","clauses":["d.1"]}
+{"type":"case","profile":"pi","id":"0006","name":"g/f","status":"unsafe-listed","clauses":["e.1"]}
+{"type":"case","profile":"pi","id":"0007","name":"g/g","status":"unsafe-listed","clauses":["f.1"]}
+{"type":"case","profile":"pi","id":"0008","name":"g/h","status":"unsafe","clauses":["f.1"]}
 "#;
         let columns = Report::parse(text, Path::new("r")).unwrap().columns;
         let markdown = Matrix::build(columns).markdown();
+        // e.1: a listed loss only; f.1: a listed loss and an unlisted one, which fails it.
         assert!(
-            markdown.contains("| x 1 (pi) | 4 | 1 | 1 | 1 | clause c.1 |\n"),
+            markdown
+                .contains("| x 1 (pi) | 6 | 1 | 1 | 1 | clause e.1 | clause c.1, clause f.1 |\n"),
             "{markdown}"
         );
     }
